@@ -1,0 +1,52 @@
+# Two entry points, both safe on a fresh Debian machine as root:
+#   make demo   install what is missing, then show the gate working
+#   make test   install what is missing, then lint, type-check and run the suite
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.shellgate-installed
+APT_PACKAGES := bubblewrap libcap-dev libseccomp2 gcc libc6-dev util-linux
+
+.PHONY: demo test lint typecheck pytest policies bench system clean
+
+demo: $(STAMP)
+	$(BIN)/shellgate demo
+
+test: $(STAMP) lint typecheck pytest policies
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks examples hatch_build.py
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	$(BIN)/pytest -q -p no:cacheprovider
+
+policies: $(STAMP)
+	@for d in policies/*/; do $(BIN)/shellgate policy test "$$d" || exit 1; done
+
+bench: $(STAMP)
+	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python "$$b" || exit 1; done
+
+# System packages: only what is missing, so a machine that has them needs no apt.
+system:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do dpkg -s "$$p" >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	$(PY) -c 'import ensurepip, venv' 2>/dev/null || missing="$$missing python3-venv"; \
+	$(PY) -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' || missing="$$missing python3-dev"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing system packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+$(STAMP): pyproject.toml hatch_build.py src/shellgate/executors/_helper/sg-exec.c
+	@$(MAKE) --no-print-directory system
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache src/shellgate/executors/_helper/sg-exec

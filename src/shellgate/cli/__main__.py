@@ -1,0 +1,3 @@
+from shellgate.cli import main
+
+main()

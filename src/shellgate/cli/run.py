@@ -1,0 +1,98 @@
+"""``shellgate run``: one call through the gate, printing the model-facing text.
+
+Exit status: the command's own (128+N when it died of signal N, so a timed-out
+command stopped by SIGTERM exits 143); 126 when the policy or the
+approver refused it; 2 for a user mistake (bad config, missing workdir). The
+spill files of a truncated stream are kept, since the printed path is for the user.
+"""
+
+from __future__ import annotations
+
+import shlex
+import signal
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from shellgate.cli._common import fail, load
+
+EXIT_DENIED = 126
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(
+        "run",
+        context_settings={"allow_interspersed_args": False},
+        help="Run one command through the gate and print what the model would see.",
+    )
+    def run(
+        command: Annotated[list[str], typer.Argument(help="The command (one shell string, or words).")],
+        config: Annotated[Optional[Path], typer.Option("--config", help="shellgate.toml")] = None,  # noqa: UP045
+        executor: Annotated[Optional[str], typer.Option("--executor", help="local | bwrap")] = None,  # noqa: UP045
+        sandbox: Annotated[Optional[str], typer.Option("--sandbox", help="read-only | workspace-write | full-access")] = None,  # noqa: UP045
+        workdir: Annotated[Optional[str], typer.Option("--workdir", help="working directory")] = None,  # noqa: UP045
+        timeout_ms: Annotated[Optional[int], typer.Option("--timeout-ms", help="timeout in ms")] = None,  # noqa: UP045
+        approval: Annotated[Optional[str], typer.Option("--approval", help="deny | prompt (overrides config)")] = None,  # noqa: UP045
+        background: Annotated[bool, typer.Option("--background", help="run in the background and follow it")] = False,
+    ) -> None:
+        cfg = load(config)
+        updates: dict[str, dict[str, object]] = {}
+        if executor is not None:
+            if executor not in ("local", "bwrap"):
+                raise fail(f"invalid --executor: expected local or bwrap, got {executor!r}")
+            updates["executor"] = {"kind": executor}
+        if sandbox is not None:
+            if sandbox not in ("read-only", "workspace-write", "full-access"):
+                raise fail(f"invalid --sandbox: expected read-only, workspace-write or full-access, got {sandbox!r}")
+            updates["sandbox"] = {"mode": sandbox}
+        if approval is not None:
+            if approval not in ("deny", "prompt"):
+                raise fail(f"invalid --approval: expected deny or prompt, got {approval!r}")
+            updates["approval"] = {"mode": approval}
+        if updates:
+            cfg = cfg.model_copy(
+                update={k: getattr(cfg, k).model_copy(update=v) for k, v in updates.items()}
+            )
+        text = command[0] if len(command) == 1 else shlex.join(command)
+        args: dict[str, object] = {"command": text, "description": "command run from the shellgate CLI"}
+        if workdir is not None:
+            args["workdir"] = workdir
+        if timeout_ms is not None:
+            args["timeoutMs"] = timeout_ms
+        raise typer.Exit(_run(cfg, args))
+
+
+def _run(cfg: object, args: dict[str, object]) -> int:
+    import asyncio
+
+    from shellgate.config import Config
+    from shellgate.errors import ShellgateError
+    from shellgate.gate import Gate
+
+    assert isinstance(cfg, Config)
+
+    async def go() -> int:
+        async with Gate(cfg, keep_spill=True) as gate:
+            result = await gate.call("bash", args)
+        if result.outcome in ("denied", "not approved"):
+            typer.echo(result.text, err=True)
+            return EXIT_DENIED
+        if result.is_error:
+            typer.echo(result.text, err=True)
+            return 2
+        typer.echo(result.text, nl=not result.text.endswith("\n"))
+        run = result.run
+        if run is None:
+            return 0
+        if run.signal is not None:
+            try:
+                return 128 + int(signal.Signals[run.signal])
+            except KeyError:
+                return 128
+        return run.exit_code or 0
+
+    try:
+        return asyncio.run(go())
+    except ShellgateError as exc:
+        raise fail(str(exc)) from None

@@ -1,0 +1,54 @@
+"""The decision step, shared by the gate and ``shellgate check``.
+
+input guard → analyse → every layer over every segment → reduce. It never
+executes anything, so ``shellgate check`` builds only this.
+"""
+
+from __future__ import annotations
+
+from shellgate.config import Config
+from shellgate.models import Analysis, CallInfo, Segment, SegmentVerdict, Verdict
+from shellgate.policy.builtin import input_guard
+from shellgate.policy.engine import Layer, decide, layers_of, new_plugin_manager
+from shellgate.policy.setup import register_layers
+
+
+class Decider:
+    """Owns one plugin manager with the configured layers (one per gate)."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.pm = new_plugin_manager()
+        register_layers(self.pm, config)
+        self.pm.check_pending()
+        self._layers: list[Layer] = layers_of(self.pm)
+
+    @property
+    def layer_names(self) -> list[str]:
+        return [layer.name for layer in self._layers]
+
+    def analyse(self, call: CallInfo) -> Analysis:
+        from shellgate.shell import analyse
+
+        pol = self.config.policy
+        return analyse(
+            call.command,
+            workdir=call.workdir,
+            max_segments=pol.max_segments,
+            max_depth=pol.max_depth,
+        )
+
+    def decide(self, call: CallInfo) -> Verdict:
+        pol = self.config.policy
+        guard = input_guard(call.command, max_command_bytes=pol.max_command_bytes)
+        if guard is not None:
+            whole = Segment(text=call.command[:200], argv=())
+            return Verdict(decision=guard, segments=(SegmentVerdict(segment=whole, decision=guard),))
+        analysis = self.analyse(call)
+        return decide(
+            call,
+            analysis,
+            self._layers,
+            default=pol.default,
+            layer_budget_ms=pol.plugin_timeout_ms,
+        )

@@ -1,0 +1,337 @@
+"""Processes as resources: spawn in a new session, pump output, stop by escalation.
+
+OS realities this module is written around:
+
+* Every command is the leader of a new session and process group
+  (``start_new_session``), so ``killpg`` reaches everything that did not leave.
+* A reused pgid must never be signalled. A pgid can only be reused once the group
+  is empty, so before every signal we ask the kernel (``killpg(pgid, 0)``) whether
+  the group still has members, and the stop loop polls that until it is empty.
+  Zombies still count as members: orphaned members reparented to the gate (a
+  child subreaper) are reaped here so the group can empty.
+* Descendants that leave the group (``setsid``, double fork) carry the call's
+  ``SHELLGATE_CALL_ID`` in their environment; once their parents die they are
+  reparented to the gate (subreaper), where ``/proc/self/task/*/children`` finds
+  them. A process that both clears its environment and escapes its session is
+  not attributable under the local executor (the bwrap executor's PID namespace
+  is the answer there; see docs/sandbox.md).
+* The child-side settings (parent-death signal, no_new_privs, rlimits, bounding
+  set) are applied by a tiny static helper in the argv, not by ``preexec_fn``,
+  which would cost CPython its vfork fast path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shellgate.config import Limits
+from shellgate.executors._output import StreamBuffer
+
+_POLL_S = 0.01  # tree-exit watcher interval
+HELPER = Path(__file__).parent / "_helper" / "sg-exec"
+
+_subreaper_pid: int | None = None
+
+
+def ensure_subreaper() -> None:
+    """Make this process a child subreaper (idempotent; once per process)."""
+    global _subreaper_pid
+    if _subreaper_pid == os.getpid():
+        return
+    import prctl  # python-prctl: work that belongs in the gate process itself
+
+    prctl.set_child_subreaper(1)
+    _subreaper_pid = os.getpid()
+
+
+def _trusted_helper() -> str | None:
+    """The sg-exec helper, if it is present and nobody but us/root could swap it."""
+    try:
+        st = HELPER.stat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or not os.access(HELPER, os.X_OK):
+        return None
+    if st.st_uid not in (0, os.getuid()) or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return None
+    return str(HELPER)
+
+
+@dataclass(frozen=True)
+class Hardening:
+    """How child-side settings get into the argv on this host."""
+
+    prefix_kind: str  # "sg-exec" | "setpriv"
+    helper: str | None
+    setpriv: str | None
+    prlimit: str | None
+
+    @classmethod
+    def detect(cls) -> Hardening:
+        helper = _trusted_helper()
+        if helper is not None:
+            return cls("sg-exec", helper, None, None)
+        setpriv, prlimit = shutil.which("setpriv"), shutil.which("prlimit")
+        if setpriv is None or prlimit is None:
+            from shellgate.errors import ExecutionError
+
+            raise ExecutionError(
+                "cannot harden commands: neither the sg-exec helper nor setpriv + prlimit "
+                "(util-linux) are available"
+            )
+        return cls("setpriv", None, setpriv, prlimit)
+
+    def prefix(self, limits: Limits, *, drop_caps: bool) -> list[str]:
+        """argv prefix that applies pdeathsig, no_new_privs, rlimits (and caps)."""
+        nums = [
+            limits.open_files,
+            limits.processes,
+            limits.cpu_seconds,
+            limits.file_size_bytes,
+            limits.address_space_bytes,
+        ]
+        if self.helper is not None:
+            return [self.helper, str(os.getpid()), *map(str, nums), "1" if drop_caps else "0", "--"]
+        assert self.setpriv is not None and self.prlimit is not None
+        caps = ["--bounding-set", "-all", "--inh-caps", "-all", "--ambient-caps", "-all"]
+        return [
+            self.setpriv,
+            "--pdeathsig",
+            "KILL",
+            "--no-new-privs",
+            *(caps if drop_caps else []),
+            "--",
+            self.prlimit,
+            f"--nofile={nums[0]}",
+            f"--nproc={nums[1]}",
+            f"--cpu={nums[2]}",
+            f"--fsize={nums[3]}",
+            f"--as={nums[4]}",
+            "--",
+        ]
+
+
+def _read_proc(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _stat_fields(pid: int) -> tuple[str, int, int] | None:
+    """(state, ppid, pgid) of ``pid`` from /proc, or None if it is gone."""
+    raw = _read_proc(f"/proc/{pid}/stat")
+    if raw is None:
+        return None
+    rest = raw[raw.rfind(b")") + 2 :].split()
+    return rest[0].decode(), int(rest[1]), int(rest[2])
+
+
+def _children(pid: int) -> list[int]:
+    kids: list[int] = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return kids
+    for tid in tids:
+        raw = _read_proc(f"/proc/{pid}/task/{tid}/children")
+        if raw:
+            kids.extend(int(x) for x in raw.split())
+    return kids
+
+
+def _carries(pid: int, marker: bytes) -> bool:
+    raw = _read_proc(f"/proc/{pid}/environ")
+    return raw is not None and marker in raw.split(b"\0")
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - a reused pgid of another user
+        return False
+    return True
+
+
+def _signal_pid(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
+
+
+class _Protocol(asyncio.SubprocessProtocol):
+    """Feeds the two collectors directly and tells leader exit from pipe EOF.
+
+    asyncio's ``Process.wait()`` only returns once the pipes close too, which a
+    ``cmd &`` holding stdout would delay forever; ``process_exited`` does not.
+    """
+
+    def __init__(self, stdout: StreamBuffer, stderr: StreamBuffer) -> None:
+        loop = asyncio.get_running_loop()
+        self.buffers = {1: stdout, 2: stderr}
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.eof: dict[int, asyncio.Future[None]] = {1: loop.create_future(), 2: loop.create_future()}
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        self.buffers[fd].feed(data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd in self.eof and not self.eof[fd].done():
+            self.buffers[fd].close()
+            self.eof[fd].set_result(None)
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+@dataclass
+class Proc:
+    """One spawned command: its leader, its group, its pipes and its escapees."""
+
+    transport: asyncio.SubprocessTransport
+    protocol: _Protocol
+    stdout: StreamBuffer
+    stderr: StreamBuffer
+    call_id: str
+    escapees: set[int] = field(default_factory=set)
+    signalled: bool = False
+
+    @property
+    def pid(self) -> int:
+        return self.transport.get_pid()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.transport.get_returncode()
+
+    @classmethod
+    async def spawn(
+        cls,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        env: dict[str, str],
+        pass_fds: Sequence[int],
+        stdout: StreamBuffer,
+        stderr: StreamBuffer,
+        call_id: str,
+    ) -> Proc:
+        loop = asyncio.get_running_loop()
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _Protocol(stdout, stderr),
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            pass_fds=tuple(pass_fds),
+            close_fds=True,
+        )
+        return cls(transport=transport, protocol=protocol, stdout=stdout, stderr=stderr, call_id=call_id)
+
+    async def wait_leader(self) -> int:
+        await asyncio.shield(self.protocol.exited)
+        code = self.returncode
+        assert code is not None
+        return code
+
+    async def drain(self, timeout_s: float) -> bool:
+        """Wait for both pipes to reach EOF, at most ``timeout_s``."""
+        pending = [f for f in self.protocol.eof.values() if not f.done()]
+        if not pending:
+            return True
+        _, still = await asyncio.wait(pending, timeout=timeout_s)
+        return not still
+
+    def _find_escapees(self) -> set[int]:
+        """Live processes of this call outside its group (attributed by env marker)."""
+        marker = f"SHELLGATE_CALL_ID={self.call_id}".encode()
+        found: set[int] = set()
+        frontier = [p for p in _children(os.getpid()) if p != self.pid and _carries(p, marker)]
+        frontier += [p for p in self.escapees if _stat_fields(p) is not None]
+        while frontier:
+            pid = frontier.pop()
+            if pid in found:
+                continue
+            found.add(pid)
+            frontier.extend(_children(pid))
+        return found
+
+    def _reap_orphans(self) -> None:
+        """Reap zombies of this call that were reparented to the gate."""
+        me = os.getpid()
+        for pid in _children(me):
+            if pid == self.pid:
+                continue
+            fields = _stat_fields(pid)
+            if fields is None or fields[0] != "Z":
+                continue
+            if fields[2] == self.pid or pid in self.escapees:
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, os.WNOHANG)
+                self.escapees.discard(pid)
+
+    def leftovers(self) -> bool:
+        self._reap_orphans()
+        self.escapees = self._find_escapees()
+        return group_alive(self.pid) or bool(self.escapees)
+
+    def _signal_all(self, sig: int) -> None:
+        if group_alive(self.pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, sig)
+        for pid in self.escapees:
+            _signal_pid(pid, sig)
+
+    async def stop(self, grace_s: float) -> None:
+        """SIGTERM the group and escapees, SIGKILL what is left after ``grace_s``.
+
+        Returns once the group is empty and every escapee is gone (SIGKILL cannot
+        be ignored, so the second wait is short).
+        """
+        if not self.leftovers():
+            return
+        self.signalled = True
+        self._signal_all(signal.SIGTERM)
+        if await self._wait_gone(grace_s):
+            return
+        self._signal_all(signal.SIGKILL)
+        await self._wait_gone(max(grace_s, 1.0))
+
+    async def _wait_gone(self, timeout_s: float) -> bool:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while True:
+            if not self.leftovers():
+                return True
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(_POLL_S)
+
+    async def close_pumps(self) -> None:
+        """Close our ends of the pipes (the group is already stopped)."""
+        self.transport.close()
+        self.stdout.close()
+        self.stderr.close()
+
+
+def signal_name(returncode: int | None) -> str | None:
+    if returncode is None or returncode >= 0:
+        return None
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"

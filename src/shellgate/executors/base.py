@@ -1,0 +1,376 @@
+"""The executor seam: one ABC, invariants in ``@final`` methods.
+
+An implementation writes only :meth:`Executor._spawn_plan` (argv and confinement)
+and optionally :meth:`Executor._probe` and :meth:`Executor._denied`. Everything a
+command's life needs to be right — request resolution (defaults, clamps, workdir),
+the one deadline that tells a timeout from a caller cancellation from a
+self-signal, the post-exit drain bounded by the grace, SIGTERM → grace → SIGKILL on
+the group and its escapees, output caps — lives here once, for every executor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar, Literal, final
+
+from shellgate.config import Config, Limits
+from shellgate.errors import ExecutionError, SandboxUnavailable, ToolInputError
+from shellgate.executors._env import build_env
+from shellgate.executors._output import SpillStore, StreamBuffer, complete_prefix, decode_tail
+from shellgate.executors._process import Hardening, Proc, ensure_subreaper, signal_name
+from shellgate.models import OutputView, RunResult, SandboxMode
+
+
+@dataclass(frozen=True)
+class ExecRequest:
+    """What the tools ask an executor to run (already approved by the gate)."""
+
+    command: str
+    workdir: str | None = None
+    timeout_ms: int | None = None  # None: the configured default
+    env: Mapping[str, str] = field(default_factory=dict)  # trusted caller entries
+    managed_env: Mapping[str, str] = field(default_factory=dict)  # SHELLGATE_* facts
+    sandbox_mode: SandboxMode | None = None  # None: the configured mode
+
+
+@dataclass(frozen=True)
+class ExecSpec:
+    """A resolved request: every default applied, every path canonical."""
+
+    command: str
+    cwd: Path
+    workspace: Path
+    env: dict[str, str]
+    timeout_ms: int | None  # None for background tasks
+    grace_ms: int
+    max_output_bytes: int
+    max_spill_bytes: int
+    sandbox_mode: SandboxMode
+    limits: Limits
+    shell: str
+    call_id: str
+
+
+@dataclass
+class SpawnPlan:
+    """An implementation's answer: the argv, fds to pass, and cleanup after exit."""
+
+    argv: list[str]
+    pass_fds: tuple[int, ...] = ()
+    cleanup: Callable[[], None] | None = None
+
+
+TaskStatus = Literal["running", "completed", "killed"]
+
+
+@dataclass(frozen=True)
+class OutputDelta:
+    stdout: str
+    stderr: str
+    lost: bool
+    spill_paths: tuple[str, ...]
+
+
+class TaskProcess:
+    """A background command: status, incremental output, kill, completion."""
+
+    def __init__(
+        self, proc: Proc, spec: ExecSpec, done: asyncio.Task[RunResult], kill: asyncio.Event
+    ) -> None:
+        self._proc = proc
+        self.spec = spec
+        self.done = done
+        self.kill_requested = False
+        self._kill = kill
+        self._offsets = [0, 0]
+
+    @property
+    def result(self) -> RunResult | None:
+        if not self.done.done() or self.done.cancelled() or self.done.exception() is not None:
+            return None
+        return self.done.result()
+
+    @property
+    def status(self) -> TaskStatus:
+        result = self.result
+        if result is None:
+            return "running"
+        return "killed" if result.signal is not None else "completed"
+
+    def read_output(self) -> OutputDelta:
+        """Output since the previous call (non-destructive for the collector)."""
+        final = self.result is not None
+        texts: list[str] = []
+        lost = False
+        spills: list[str] = []
+        for index, buf in enumerate((self._proc.stdout, self._proc.stderr)):
+            chunk = buf.read_from(self._offsets[index])
+            data = chunk.data
+            if not final:
+                data = data[: complete_prefix(data)]
+            self._offsets[index] = chunk.start + len(data)
+            texts.append(decode_tail(data, cut=chunk.lost, final=True))
+            if chunk.lost:
+                lost = True
+                if buf.spill_path is not None:
+                    spills.append(str(buf.spill_path))
+        return OutputDelta(stdout=texts[0], stderr=texts[1], lost=lost, spill_paths=tuple(spills))
+
+    def kill(self) -> bool:
+        """Request SIGTERM → grace → SIGKILL. False if it had already finished."""
+        if self.done.done():
+            return False
+        self.kill_requested = True
+        self._kill.set()
+        return True
+
+
+class Executor(ABC):
+    """Runs approved commands. Subclasses fill in :meth:`_spawn_plan` only."""
+
+    kind: ClassVar[Literal["local", "bwrap"]]
+    sandboxes: ClassVar[bool] = False
+
+    def __init__(self, config: Config, *, spill: SpillStore | None = None) -> None:
+        self.config = config
+        ex = config.executor
+        self.workspace = Path(os.path.realpath(ex.workspace))
+        if not self.workspace.is_dir():
+            raise ExecutionError(f"workspace does not exist: {ex.workspace}")
+        self.spill = spill or SpillStore(ex.spill_budget_bytes)
+        self._owns_spill = spill is None
+        self.hardening = Hardening.detect()
+        self.shell = _resolve_shell(ex.shell)
+        self._unavailable: str | None = None
+        self._opened = False
+        self._live: set[asyncio.Task[RunResult]] = set()
+
+    # -- lifecycle ---------------------------------------------------------
+
+    @final
+    async def open(self) -> None:
+        """Become a subreaper and probe the backend once; fail closed on errors."""
+        if self._opened:
+            return
+        ensure_subreaper()
+        try:
+            await self._probe()
+        except SandboxUnavailable as exc:
+            self._unavailable = exc.reason
+        self._opened = True
+
+    @property
+    def unavailable_reason(self) -> str | None:
+        return self._unavailable
+
+    async def aclose(self) -> None:
+        """Stop every running command and wait for it; remove spill files."""
+        for task in list(self._live):
+            task.cancel()
+        if self._live:
+            await asyncio.gather(*self._live, return_exceptions=True)
+        if self._owns_spill:
+            self.spill.close()
+
+    # -- resolution ----------------------------------------------------------
+
+    @final
+    def resolve(self, request: ExecRequest, *, background: bool = False) -> ExecSpec:
+        ex = self.config.executor
+        if background:
+            timeout: int | None = None
+        else:
+            timeout = ex.timeout_ms if request.timeout_ms is None else request.timeout_ms
+            if timeout <= 0:
+                raise ToolInputError(f"invalid timeoutMs: expected a positive number, got {timeout}")
+            timeout = min(timeout, ex.max_timeout_ms)
+        cwd = self.resolve_workdir(request.workdir)
+        mode = request.sandbox_mode or self.config.sandbox.mode
+        call_id = secrets.token_hex(12)
+        managed = {**request.managed_env, "SHELLGATE_CALL_ID": call_id}
+        env = build_env(
+            os.environ, request.env, managed, extra_scrub=ex.scrub_env
+        )
+        return ExecSpec(
+            command=request.command,
+            cwd=cwd,
+            workspace=self.workspace,
+            env=env,
+            timeout_ms=timeout,
+            grace_ms=ex.grace_ms,
+            max_output_bytes=ex.max_output_bytes,
+            max_spill_bytes=ex.max_spill_bytes,
+            sandbox_mode=mode,
+            limits=ex.limits,
+            shell=self.shell,
+            call_id=call_id,
+        )
+
+    def resolve_workdir(self, workdir: str | None) -> Path:
+        """Canonical workdir; relative paths resolve against the workspace root."""
+        if workdir is None or workdir == "":
+            return self.workspace
+        raw = Path(workdir)
+        joined = raw if raw.is_absolute() else self.workspace / raw
+        real = Path(os.path.realpath(joined))
+        if not real.is_dir():
+            raise ExecutionError(f"working directory does not exist: {workdir}")
+        return real
+
+    # -- running -------------------------------------------------------------
+
+    @final
+    async def run(self, request: ExecRequest) -> RunResult:
+        """Run in the foreground until exit or timeout; never leaves processes behind."""
+        spec = self.resolve(request)
+        proc, plan = await self._launch(spec)
+        task = asyncio.ensure_future(self._supervise(proc, spec, plan, None))
+        self._live.add(task)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            # A caller cancellation is an abort, not a timeout: stop it all, then re-raise.
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            raise
+        finally:
+            self._live.discard(task)
+
+    @final
+    async def start(self, request: ExecRequest) -> TaskProcess:
+        """Start in the background: no timeout; returns a handle at once."""
+        spec = self.resolve(request, background=True)
+        proc, plan = await self._launch(spec)
+        kill = asyncio.Event()
+        task = asyncio.ensure_future(self._supervise(proc, spec, plan, kill))
+        self._live.add(task)
+        task.add_done_callback(self._live.discard)
+        return TaskProcess(proc, spec, task, kill)
+
+    async def _launch(self, spec: ExecSpec) -> tuple[Proc, SpawnPlan]:
+        if not self._opened:
+            await self.open()
+        if self._unavailable is not None:
+            raise SandboxUnavailable(self._unavailable)
+        plan = self._spawn_plan(spec)
+        stdout = StreamBuffer("stdout", spec.max_output_bytes, spec.max_spill_bytes, self.spill)
+        stderr = StreamBuffer("stderr", spec.max_output_bytes, spec.max_spill_bytes, self.spill)
+        try:
+            proc = await Proc.spawn(
+                plan.argv,
+                cwd=str(spec.cwd),
+                env=spec.env,
+                pass_fds=plan.pass_fds,
+                stdout=stdout,
+                stderr=stderr,
+                call_id=spec.call_id,
+            )
+        except OSError as exc:
+            if plan.cleanup is not None:
+                plan.cleanup()
+            raise ExecutionError(f"cannot start the command: {exc.strerror or exc}") from exc
+        return proc, plan
+
+    async def _supervise(
+        self, proc: Proc, spec: ExecSpec, plan: SpawnPlan, kill: asyncio.Event | None
+    ) -> RunResult:
+        grace_s = spec.grace_ms / 1000
+        started = time.monotonic()
+        timed_out = False
+        try:
+            leader = asyncio.ensure_future(proc.wait_leader())
+            waiters: list[asyncio.Future[object]] = [leader]  # type: ignore[list-item]
+            killer = asyncio.ensure_future(kill.wait()) if kill is not None else None
+            if killer is not None:
+                waiters.append(killer)  # type: ignore[arg-type]
+            timeout_s = spec.timeout_ms / 1000 if spec.timeout_ms is not None else None
+            await asyncio.wait(waiters, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+            if killer is not None:
+                killer.cancel()
+            if not leader.done():
+                # Only the executor's own timer sets "timed out"; a kill request doesn't.
+                timed_out = kill is None or not kill.is_set()
+                await proc.stop(grace_s)
+                await leader
+            await proc.drain(grace_s)
+            await proc.stop(grace_s)
+            await proc.drain(grace_s)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._abort(proc))
+            raise
+        finally:
+            await proc.close_pumps()
+            if plan.cleanup is not None:
+                plan.cleanup()
+        code = proc.returncode
+        stdout, stderr = proc.stdout.view(), proc.stderr.view()
+        denied = self._denied(spec, code, stderr)
+        return RunResult(
+            stdout=stdout,
+            stderr=stderr,
+            exit_code=code if code is not None and code >= 0 else None,
+            signal=signal_name(code),
+            timed_out=timed_out,
+            timeout_ms=spec.timeout_ms if timed_out else None,
+            duration_ms=(time.monotonic() - started) * 1000,
+            executor=self.kind,
+            sandbox_mode=spec.sandbox_mode if self.sandboxes else None,
+            sandbox_denied=denied,
+            escalation_available=denied and self._can_escalate(spec.sandbox_mode),
+        )
+
+    async def _abort(self, proc: Proc) -> None:
+        await proc.stop(proc_grace(self.config.executor.grace_ms))
+        if proc.returncode is None:  # pragma: no cover - SIGKILL'd group
+            await proc.wait_leader()
+
+    def _can_escalate(self, mode: SandboxMode) -> bool:
+        return False
+
+    # -- what implementations write -------------------------------------------
+
+    @abstractmethod
+    def _spawn_plan(self, spec: ExecSpec) -> SpawnPlan:
+        """The argv (with confinement) for ``spec``; must run ``spec.shell -c command``."""
+
+    async def _probe(self) -> None:  # noqa: B027 - optional hook, default: nothing to probe
+        """Raise :class:`SandboxUnavailable` if the backend cannot be used here."""
+
+    def _denied(self, spec: ExecSpec, exit_code: int | None, stderr: OutputView) -> bool:
+        """Whether a failed command shows the backend's denial signature."""
+        return False
+
+
+def proc_grace(grace_ms: int) -> float:
+    return grace_ms / 1000
+
+
+def _resolve_shell(shell: str) -> str:
+    import shutil
+
+    path = shell if os.path.isabs(shell) else shutil.which(shell)
+    if path is None or not os.access(path, os.X_OK):
+        raise ExecutionError(f"shell not found: {shell}")
+    return os.path.realpath(path)
+
+
+def shell_argv(spec: ExecSpec) -> list[str]:
+    return [spec.shell, "-c", spec.command]
+
+
+__all__: Sequence[str] = [
+    "ExecRequest",
+    "ExecSpec",
+    "Executor",
+    "OutputDelta",
+    "SpawnPlan",
+    "TaskProcess",
+    "shell_argv",
+]

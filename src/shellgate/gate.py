@@ -1,0 +1,211 @@
+"""The gate: one object owns a deployment, and every tool call passes through it.
+
+Pipeline of a ``bash`` call (each step fails closed)::
+
+    validate ─▶ resolve workdir ─▶ decide (waterfall) ─▶ audit decision (flushed)
+       ─▶ approve (ask / escalation) ─▶ plan executor (+ around-execute wrappers)
+       ─▶ run or start ─▶ render ─▶ audit result
+
+``bash_output`` and ``bash_kill`` run no command: they are validated and fenced to
+the task's owner, and audited. Model-facing text comes only from
+:mod:`shellgate.tools.render`; host-facing failures are :mod:`shellgate.errors`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Literal
+
+from shellgate.approval import Approver, SessionGrants, make_approver
+from shellgate.audit import AuditLog
+from shellgate.config import Config, load_config
+from shellgate.decider import Decider
+from shellgate.errors import ShellgateError, TaskError, ToolInputError
+from shellgate.executors import Executor, SpillStore, make_executor
+from shellgate.models import CallInfo, ExecutorKind, RunResult
+from shellgate.tools import render
+from shellgate.tools.bash import BashCall
+from shellgate.tools.schemas import schemas as _schemas
+from shellgate.tools.schemas import validate_task
+from shellgate.tools.tasks import NoticeSink, Owner, QueueNotices, TaskRegistry
+
+TOOL_NAMES = ("bash", "bash_output", "bash_kill")
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call returns: exactly the model-facing text, and whether it is an error."""
+
+    text: str
+    is_error: bool = False
+    outcome: Literal["ok", "denied", "not approved", "error", "aborted"] = "ok"
+    run: RunResult | None = None  # a foreground bash call's result, for hosts (not the model)
+
+
+class Gate:
+    """Config, policy, executors, tasks, approvals, audit log: one deployment.
+
+    Use as an async context manager; closing stops every task, waits for it and
+    removes spill files. Spawns happen on the loop that opened the gate (the
+    parent-death signal follows the spawning *thread*), so keep one loop per gate.
+    """
+
+    def __init__(
+        self,
+        config: Config | None = None,
+        *,
+        approver: Approver | None = None,
+        notices: NoticeSink | None = None,
+        audit: AuditLog | None = None,
+        env: Mapping[str, str] | None = None,
+        session: str | None = None,
+        keep_spill: bool = False,
+    ) -> None:
+        self.config = config if config is not None else load_config()
+        self.decider = Decider(self.config)
+        self.approver: Approver = approver or make_approver(self.config.approval)
+        self._queue = QueueNotices() if notices is None else None
+        self.tasks = TaskRegistry(self.config.executor.max_tasks, notices or self._queue)  # type: ignore[arg-type]
+        self.audit = audit if audit is not None else AuditLog(self.config.audit.path)
+        self.grants = SessionGrants()
+        self.env = dict(env or {})
+        self.session = session or secrets.token_hex(8)
+        self.spill = SpillStore(self.config.executor.spill_budget_bytes)
+        self.keep_spill = keep_spill
+        self._executors: dict[str, Executor] = {}
+        self.executor = self._executor(self.config.executor.kind)
+        self._opened = False
+        self._closing = False
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    async def __aenter__(self) -> Gate:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def open(self) -> None:
+        if not self._opened:
+            await self.executor.open()
+            self._opened = True
+
+    async def aclose(self) -> None:
+        self._closing = True
+        await self.tasks.aclose()
+        for executor in self._executors.values():
+            await executor.aclose()
+        if not self.keep_spill:
+            self.spill.close()
+        self.audit.close()
+
+    def _executor(self, kind: str) -> Executor:
+        if kind not in self._executors:
+            self._executors[kind] = make_executor(self.config, kind, spill=self.spill)
+        return self._executors[kind]
+
+    async def executor_for(self, kind: ExecutorKind) -> Executor:
+        executor = self._executor(kind)
+        await executor.open()
+        return executor
+
+    # -- the model-facing surface -----------------------------------------------------
+
+    @property
+    def sandboxed(self) -> bool:
+        """Whether the default executor sandboxes (the bash schema then offers escalation)."""
+        return self.executor.sandboxes
+
+    def schemas(self, fmt: Literal["openai", "anthropic", "mcp"]) -> list[dict[str, Any]]:
+        return _schemas(fmt, sandboxed=self.sandboxed)
+
+    def owner(self, subject: str | None, tenant: str | None, session: str | None) -> Owner:
+        pol = self.config.policy
+        return Owner(subject or pol.subject, tenant or pol.tenant, session or self.session)
+
+    def pop_notices(self, owner: Owner) -> list[str]:
+        """Pending completion notices (only with the built-in queue sink)."""
+        return self._queue.pop(owner) if self._queue is not None else []
+
+    async def call(
+        self,
+        tool: str,
+        arguments: object,
+        *,
+        subject: str | None = None,
+        tenant: str | None = None,
+        session: str | None = None,
+        abort: asyncio.Event | None = None,
+    ) -> ToolResult:
+        """Run one tool call through the gate; never raises for model-facing outcomes."""
+        owner = self.owner(subject, tenant, session)
+        if self._closing:
+            return ToolResult(render.error("the gate is shutting down; no new calls"), True, "error")
+        if not self._opened:
+            await self.open()
+        try:
+            if tool == "bash":
+                return await BashCall(self, owner, arguments, abort).run()
+            if tool == "bash_output":
+                task = self.tasks.get(owner, validate_task(arguments))
+                return ToolResult(self.tasks.read(task))
+            if tool == "bash_kill":
+                task = self.tasks.get(owner, validate_task(arguments))
+                return ToolResult(self.tasks.kill(task))
+        except (ToolInputError, TaskError) as exc:
+            return ToolResult(render.error(str(exc)), True, "error")
+        except ShellgateError as exc:
+            return ToolResult(render.error(str(exc)), True, "error")
+        return ToolResult(
+            render.error(f"unknown tool {tool!r}; the tools are {', '.join(TOOL_NAMES)}"), True, "error"
+        )
+
+    def call_info(self, owner: Owner, command: str, description: str, workdir: str) -> CallInfo:
+        return CallInfo(
+            tool="bash",
+            command=command,
+            description=description,
+            subject=owner.subject,
+            tenant=owner.tenant,
+            session=owner.session,
+            workdir=workdir,
+            workspace=str(self.executor.workspace),
+        )
+
+
+class SyncGate:
+    """A blocking facade for scripts: one private event loop, kept for the gate's life.
+
+    The loop lives as long as the facade, so background tasks (whose parent-death
+    signal follows the spawning thread) survive between calls.
+    """
+
+    def __init__(self, config: Config | None = None, **kwargs: Any) -> None:
+        self._runner = asyncio.Runner()
+        self.gate = Gate(config, **kwargs)
+        self._runner.run(self.gate.open())
+
+    def call(self, tool: str, arguments: object, **kwargs: Any) -> ToolResult:
+        return self._runner.run(self.gate.call(tool, arguments, **kwargs))
+
+    def close(self) -> None:
+        try:
+            self._runner.run(self.gate.aclose())
+        finally:
+            self._runner.close()
+
+    def __enter__(self) -> SyncGate:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,180 @@
+"""Frozen types at the boundaries between the gate's stages.
+
+Every stage hands the next one immutable values, so a later policy layer cannot
+change what an earlier one checked (house style, principle 5):
+
+    ToolCall ──analyse──▶ Analysis(Segment…) ──layers──▶ Decision… ──reduce──▶ Verdict
+                                                            │
+                                    approve ◀───────────────┘
+                                       │
+                                  ExecRequest ──executor──▶ RunResult ──render──▶ text
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Effect = Literal["allow", "ask", "deny"]
+SandboxMode = Literal["read-only", "workspace-write", "full-access"]
+ExecutorKind = Literal["local", "bwrap"]
+
+#: Strictness order of effects: a higher number always wins.
+STRICTNESS: dict[Effect, int] = {"allow": 0, "ask": 1, "deny": 2}
+
+#: Sandbox modes from narrowest to widest.
+MODE_ORDER: tuple[SandboxMode, ...] = ("read-only", "workspace-write", "full-access")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Decision(_Frozen):
+    """One layer's answer for one segment (or for the whole call).
+
+    ``reason`` is written for both a person and the model; ``layer`` names who
+    decided; ``rule`` points at the rule (``file:line`` or an id) for rule-based
+    layers. ``require_sandbox`` asks that the call run under the bwrap executor,
+    whatever the effect; it is OR-ed across every decision of a call.
+    """
+
+    effect: Effect
+    reason: str
+    layer: str
+    rule: str | None = None
+    require_sandbox: bool = False
+
+
+class Redirect(_Frozen):
+    """A redirection of a simple command, after quote removal of its target."""
+
+    op: str  # ">", ">>", "<", "&>", "&>>", ">&", "<&", ">|", "<<", "<<<", "<>"
+    fd: int | None = None
+    target: str = ""
+    is_write: bool = False  # writes a file (not /dev/null, not an fd duplication)
+
+
+class Segment(_Frozen):
+    """One simple command the shell string will run.
+
+    ``argv`` is after quote removal only: the form that *allow* rules match.
+    ``forms`` holds every normalised reading for *deny/ask* matching: the argv with
+    wrappers (``sudo``, ``env``, ``timeout -s KILL 5`` …) peeled off one by one,
+    absolute paths reduced to the basename, backslashes removed. ``forms[0]`` is
+    always ``argv`` itself, so a deny rule on a wrapper still matches.
+
+    ``findings`` name every construct the analysis could not prove harmless
+    (``$VAR``, a glob, ``eval``, an interpreter reading inline code…): a segment
+    with findings can never be auto-allowed. ``writes`` are absolute paths this
+    segment writes to (redirect targets and known writing commands' operands).
+    """
+
+    text: str
+    argv: tuple[str, ...]
+    forms: tuple[tuple[str, ...], ...] = ()
+    assignments: tuple[tuple[str, str], ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+    context: tuple[str, ...] = ()
+    findings: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+
+    @property
+    def command(self) -> str:
+        """The allow-form command line: argv joined by single spaces."""
+        return " ".join(self.argv)
+
+    def all_forms(self) -> tuple[tuple[str, ...], ...]:
+        """``argv`` followed by every other normalised form, without repeats."""
+        seen: list[tuple[str, ...]] = [self.argv]
+        for form in self.forms:
+            if form not in seen:
+                seen.append(form)
+        return tuple(seen)
+
+
+class Analysis(_Frozen):
+    """What a shell string will run, as far as static reading can tell.
+
+    ``findings`` are whole-command problems (a parse error, too many segments,
+    nesting too deep); they make every segment at most ``ask``.
+    """
+
+    command: str
+    segments: tuple[Segment, ...]
+    findings: tuple[str, ...] = ()
+
+
+class CallInfo(_Frozen):
+    """The facts every policy layer sees about one ``bash`` call."""
+
+    tool: str
+    command: str
+    description: str = ""
+    subject: str
+    tenant: str
+    session: str
+    workdir: str  # absolute, canonical
+    workspace: str  # absolute, canonical
+    sandbox_permissions: SandboxMode | None = None
+
+
+class SegmentVerdict(_Frozen):
+    segment: Segment
+    decision: Decision
+    decisions: tuple[Decision, ...] = ()  # every non-abstaining layer's answer
+
+
+class Verdict(_Frozen):
+    """The reduced answer for a whole call: the strictest over all segments."""
+
+    decision: Decision
+    segments: tuple[SegmentVerdict, ...]
+    require_sandbox: bool = False
+
+    @property
+    def effect(self) -> Effect:
+        return self.decision.effect
+
+
+class ApprovalRequest(_Frozen):
+    """What an approver is asked: a person must approve this exact call."""
+
+    call: CallInfo
+    verdict: Verdict
+    question: str
+    escalation: SandboxMode | None = None
+    justification: str | None = None
+    session_scope: tuple[str, ...] = ()  # commands an allow-for-session would cover; () = not offered
+
+
+class ApprovalAnswer(_Frozen):
+    answer: Literal["allow_once", "allow_session", "deny"]
+    message: str | None = None
+    approver: str = ""
+
+
+class OutputView(_Frozen):
+    """One stream's kept text and where its whole text went, if it overflowed."""
+
+    text: str = ""
+    truncated: bool = False
+    spill_path: str | None = None  # None with truncated=True renders "(unavailable)"
+    total_bytes: int = 0
+
+
+class RunResult(_Frozen):
+    """How a foreground command ended. Everything here is *reported*, not raised."""
+
+    stdout: OutputView = Field(default_factory=OutputView)
+    stderr: OutputView = Field(default_factory=OutputView)
+    exit_code: int | None = None
+    signal: str | None = None  # "SIGTERM", …
+    timed_out: bool = False
+    timeout_ms: int | None = None
+    duration_ms: float = 0.0
+    executor: ExecutorKind = "local"
+    sandbox_mode: SandboxMode | None = None
+    sandbox_denied: bool = False
+    escalation_available: bool = False

@@ -1,0 +1,64 @@
+"""Built-in layers that need no policy files: the input guard and command analysis.
+
+The input guard runs before anything parses the command (a 10 MB string or a NUL
+byte is refused without spending a parser on it); command analysis turns every
+construct that static reading cannot prove into ``ask``. Both are ordinary
+``shellgate_check`` plugins apart from that ordering.
+"""
+
+from __future__ import annotations
+
+from shellgate.hookspecs import hookimpl
+from shellgate.models import CallInfo, Decision, Segment
+
+INPUT_GUARD = "input-guard"
+ANALYSIS = "command-analysis"
+
+_ALLOWED_C0 = {"\t", "\n"}
+
+
+def input_guard(command: str, *, max_command_bytes: int) -> Decision | None:
+    """Deny control characters a shell reads differently from a parser, and absurd sizes."""
+    size = len(command.encode("utf-8", "surrogatepass"))
+    if size > max_command_bytes:
+        return Decision(
+            effect="deny",
+            reason=f"command is {size} bytes, over the {max_command_bytes}-byte limit; "
+            "write long scripts to a file and run the file",
+            layer=INPUT_GUARD,
+        )
+    for index, char in enumerate(command):
+        code = ord(char)
+        if (code < 0x20 and char not in _ALLOWED_C0) or code == 0x7F:
+            return Decision(
+                effect="deny",
+                reason=f"command contains control character U+{code:04X} at offset {index}; "
+                "a shell may read it differently from the policy check",
+                layer=INPUT_GUARD,
+            )
+        if 0xD800 <= code <= 0xDFFF:
+            return Decision(
+                effect="deny",
+                reason=f"command contains an unpaired surrogate at offset {index}",
+                layer=INPUT_GUARD,
+            )
+    return None
+
+
+class AnalysisLayer:
+    """``ask`` for every segment the analysis could not prove (never ``allow``)."""
+
+    name = ANALYSIS
+
+    @hookimpl
+    def shellgate_check(self, call: CallInfo, segment: Segment) -> Decision | None:
+        del call
+        if not segment.findings:
+            return None
+        shown = "; ".join(segment.findings[:3])
+        more = f" (+{len(segment.findings) - 3} more)" if len(segment.findings) > 3 else ""
+        return Decision(
+            effect="ask",
+            reason=f"cannot prove what '{segment.text[:200]}' runs: {shown}{more}",
+            layer=ANALYSIS,
+        )

@@ -1,0 +1,327 @@
+"""One ``bash`` call through the gate: decide, approve, execute, render, audit.
+
+Invariants:
+
+* Nothing runs before the decision record is on disk (the audit log flushes
+  before ``append`` returns).
+* ``deny`` never reaches the approver; ``ask`` runs only on an explicit yes (or an
+  allow-for-session grant covering every asked segment exactly).
+* A sandbox escalation always asks a person, even when the policy allowed the
+  command, and applies to this one call only.
+* Around-execute wrappers may only make the plan stricter (``local`` → ``bwrap``,
+  a narrower mode); anything else fails the call closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+from shellgate.approval import ask_with_timeout, session_scope
+from shellgate.errors import ExecutionError, ToolInputError
+from shellgate.executors import ExecRequest
+from shellgate.models import (
+    MODE_ORDER,
+    ApprovalRequest,
+    CallInfo,
+    RunResult,
+    SandboxMode,
+    Verdict,
+)
+from shellgate.tools import render
+from shellgate.tools.schemas import SandboxedBashArgs, validate_bash
+from shellgate.tools.tasks import Owner, Task
+
+if TYPE_CHECKING:
+    from shellgate.gate import Gate, ToolResult
+
+
+def _segments(verdict: Verdict) -> list[dict[str, Any]]:
+    return [
+        {
+            "command": sv.segment.command or sv.segment.text,
+            "argv": list(sv.segment.argv),
+            "decision": sv.decision.effect,
+            "layer": sv.decision.layer,
+            "rule": sv.decision.rule,
+        }
+        for sv in verdict.segments
+    ]
+
+
+def _question(verdict: Verdict, escalation: SandboxMode | None, current: SandboxMode) -> str:
+    asked = [sv for sv in verdict.segments if sv.decision.effect == "ask"]
+    parts = [f"'{sv.segment.command or sv.segment.text}': {sv.decision.reason}" for sv in asked]
+    if escalation is not None:
+        parts.append(f"run under the wider '{escalation}' sandbox mode instead of '{current}'")
+    return "Allow this command? " + "; ".join(parts)
+
+
+class BashCall:
+    def __init__(self, gate: Gate, owner: Owner, arguments: object, abort: asyncio.Event | None) -> None:
+        self.gate = gate
+        self.owner = owner
+        self.arguments = arguments
+        self.abort = abort
+        self.call_id = secrets.token_hex(8)
+
+    def _audit(self, kind: str, **fields: object) -> None:
+        self.gate.audit.append({"type": kind, "call_id": self.call_id, **fields})
+
+    def _result(
+        self, text: str, is_error: bool, outcome: str = "ok", run: RunResult | None = None
+    ) -> ToolResult:
+        from shellgate.gate import ToolResult
+
+        return ToolResult(text, is_error, outcome, run)  # type: ignore[arg-type]
+
+    async def run(self) -> ToolResult:
+        gate = self.gate
+        args = validate_bash(self.arguments, sandboxed=gate.sandboxed)
+        workdir = gate.executor.resolve_workdir(args.workdir)
+        call = gate.call_info(self.owner, args.command, args.description, str(workdir))
+        if args.sandbox_permissions is not None:
+            call = call.model_copy(update={"sandbox_permissions": args.sandbox_permissions})
+        verdict = gate.decider.decide(call)
+        escalation = self._escalation(args)
+        current = gate.config.sandbox.mode
+        kind = "bwrap" if verdict.require_sandbox else gate.config.executor.kind
+        self._audit(
+            "decision",
+            subject=call.subject,
+            tenant=call.tenant,
+            session=call.session,
+            tool="bash",
+            command=call.command,
+            description=call.description,
+            workdir=call.workdir,
+            decision=verdict.effect,
+            reason=verdict.decision.reason,
+            layer=verdict.decision.layer,
+            rule=verdict.decision.rule,
+            segments=_segments(verdict),
+            executor=kind,
+            sandbox_mode=escalation or current,
+            background=args.run_in_background,
+        )
+        if verdict.effect == "deny":
+            self._audit("result", is_error=True, outcome="denied")
+            return self._result(render.policy_denied(verdict.decision), True, "denied")
+        covered = verdict.effect == "ask" and gate.grants.covers(call, verdict)
+        if (verdict.effect == "ask" and not covered) or escalation is not None:
+            refusal = await self._approve(call, verdict, escalation, args.justification, current)
+            if refusal is not None:
+                return refusal
+        elif covered:
+            self._audit("approval", answer="allow_session", approver="session grant", question="")
+        return await self._execute(call, args, kind, escalation or current)
+
+    def _escalation(self, args: SandboxedBashArgs) -> SandboxMode | None:
+        wanted = args.sandbox_permissions
+        if wanted is None:
+            return None
+        cfg = self.gate.config.sandbox
+        if not cfg.escalation:
+            raise ToolInputError(
+                "sandbox escalation is switched off in this deployment; the sandbox denial is final"
+            )
+        if MODE_ORDER.index(wanted) <= MODE_ORDER.index(cfg.mode):
+            raise ToolInputError(
+                f"invalid sandbox_permissions: '{wanted}' is not wider than the current "
+                f"'{cfg.mode}' mode"
+            )
+        return wanted
+
+    async def _approve(
+        self,
+        call: CallInfo,
+        verdict: Verdict,
+        escalation: SandboxMode | None,
+        justification: str | None,
+        current: SandboxMode,
+    ) -> ToolResult | None:
+        gate = self.gate
+        permitted = gate.config.approval.allow_session and escalation is None
+        request = ApprovalRequest(
+            call=call,
+            verdict=verdict,
+            question=_question(verdict, escalation, current),
+            escalation=escalation,
+            justification=justification,
+            session_scope=session_scope(verdict, permitted=permitted),
+        )
+        answer = await ask_with_timeout(gate.approver, request, gate.config.approval.timeout_ms)
+        self._audit(
+            "approval",
+            question=request.question,
+            escalation=escalation,
+            justification=justification,
+            answer=answer.answer,
+            message=answer.message,
+            approver=answer.approver,
+        )
+        if answer.answer == "deny":
+            self._audit("result", is_error=True, outcome="not approved")
+            decision = verdict.decision
+            if escalation is not None and verdict.effect == "allow":
+                why = f"the escalation to '{escalation}' mode was refused"
+                said = f"; the user says: {answer.message}" if answer.message else ""
+                return self._result(render.error(f"not approved: {why}{said}"), True, "not approved")
+            why = "the approver said no"
+            text = render.approval_denied(decision, why, answer.message)
+            return self._result(text, True, "not approved")
+        if answer.answer == "allow_session":
+            gate.grants.grant(call, request.session_scope)
+        return None
+
+    async def _execute(
+        self, call: CallInfo, args: SandboxedBashArgs, kind: str, mode: SandboxMode
+    ) -> ToolResult:
+        gate = self.gate
+        plan: dict[str, Any] = {"executor": kind, "sandbox_mode": mode}
+        wrappers = _Wrappers(gate, call, plan)
+        try:
+            wrappers.enter()
+            _check_plan(plan, kind, mode)
+            executor = await gate.executor_for(plan["executor"])
+            timeout = None if args.timeoutMs is None else max(1, int(-(-args.timeoutMs // 1)))
+            managed = {"SHELLGATE_SESSION_ID": call.session}
+            request = ExecRequest(
+                command=call.command,
+                workdir=call.workdir,
+                timeout_ms=timeout,
+                env=gate.env,
+                managed_env=managed,
+                sandbox_mode=plan["sandbox_mode"],
+            )
+            if args.run_in_background:
+                return await self._start(executor, request, wrappers)
+            result = await self._run_foreground(executor, request)
+        except ExecutionError as exc:
+            wrappers.fail(exc)
+            self._audit("result", is_error=True, outcome="execution error", error=str(exc))
+            return self._result(render.error(str(exc)), True, "error")
+        except _Aborted:
+            self._audit("result", is_error=True, outcome="aborted")
+            return self._result(render.error("tool call aborted"), True, "aborted")
+        result = wrappers.exit(result)
+        self._audit_result(result)
+        return self._result(render.run_result(result), False, "ok", result)
+
+    async def _run_foreground(self, executor: Any, request: ExecRequest) -> RunResult:
+        job = asyncio.ensure_future(executor.run(request))
+        if self.abort is None:
+            result: RunResult = await job
+            return result
+        stop = asyncio.ensure_future(self.abort.wait())
+        try:
+            await asyncio.wait([job, stop], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+        if not job.done():
+            job.cancel()
+            await asyncio.gather(job, return_exceptions=True)
+            raise _Aborted
+        return job.result()
+
+    async def _start(self, executor: Any, request: ExecRequest, wrappers: _Wrappers) -> ToolResult:
+        gate = self.gate
+        gate.tasks.check_capacity(self.owner)
+        task_id = gate.tasks.reserve_id()
+        managed = {**request.managed_env, "SHELLGATE_TASK_ID": task_id}
+        request = ExecRequest(**{**request.__dict__, "managed_env": managed})
+        process = await executor.start(request)
+        task = gate.tasks.add(self.owner, request.command, process, task_id=task_id)
+
+        def ended(t: Task) -> None:
+            if t.result is not None:
+                self._audit_result(wrappers.exit(t.result), task_id=t.id)
+            else:
+                self._audit("result", task_id=t.id, is_error=True, outcome="task failed")
+
+        task.on_end.append(ended)
+        self._audit("started", task_id=task.id)
+        return self._result(render.started(task.id), False)
+
+    def _audit_result(self, result: RunResult, **extra: object) -> None:
+        self._audit(
+            "result",
+            exit_code=result.exit_code,
+            signal=result.signal,
+            timed_out=result.timed_out,
+            duration_ms=round(result.duration_ms, 3),
+            stdout_bytes=result.stdout.total_bytes,
+            stderr_bytes=result.stderr.total_bytes,
+            truncated=result.stdout.truncated or result.stderr.truncated,
+            executor=result.executor,
+            sandbox_mode=result.sandbox_mode,
+            sandbox_denied=result.sandbox_denied,
+            is_error=False,
+            **extra,
+        )
+
+
+class _Aborted(Exception):
+    pass
+
+
+def _check_plan(plan: dict[str, Any], kind: str, mode: SandboxMode) -> None:
+    """A wrapper may tighten the plan, never loosen it."""
+    if plan.get("executor") not in ("local", "bwrap"):
+        raise ExecutionError(f"an execute wrapper set an unknown executor {plan.get('executor')!r}")
+    if kind == "bwrap" and plan["executor"] != "bwrap":
+        raise ExecutionError("an execute wrapper tried to run a sandboxed call unsandboxed; refused")
+    new_mode = plan.get("sandbox_mode")
+    if new_mode not in MODE_ORDER or MODE_ORDER.index(new_mode) > MODE_ORDER.index(mode):
+        raise ExecutionError(f"an execute wrapper tried to widen the sandbox mode to {new_mode!r}; refused")
+
+
+class _Wrappers:
+    """Drives the ``shellgate_execute`` wrappers around an async execution.
+
+    pluggy's own call loop is synchronous, so the generators are stepped here:
+    first-registered wraps outermost, like pluggy. A wrapper that raises before
+    ``yield`` fails the call closed.
+    """
+
+    def __init__(self, gate: Gate, call: CallInfo, plan: dict[str, Any]) -> None:
+        self.impls = [
+            impl
+            for impl in gate.decider.pm.hook.shellgate_execute.get_hookimpls()
+            if impl.wrapper or impl.hookwrapper
+        ]
+        self.call = call
+        self.plan = plan
+        self.active: list[tuple[str, Generator[None, RunResult, RunResult]]] = []
+
+    def enter(self) -> None:
+        for impl in reversed(self.impls):
+            kwargs = {"call": self.call, "plan": self.plan}
+            gen = impl.function(**{k: v for k, v in kwargs.items() if k in impl.argnames})
+            try:
+                next(gen)
+            except Exception as exc:
+                raise ExecutionError(f"execute wrapper '{impl.plugin_name}' failed: {exc}") from exc
+            self.active.append((impl.plugin_name, gen))
+
+    def exit(self, result: RunResult) -> RunResult:
+        for name, gen in reversed(self.active):
+            try:
+                gen.send(result)
+            except StopIteration as stop:
+                if isinstance(stop.value, RunResult):
+                    result = stop.value
+            except Exception as exc:
+                raise ExecutionError(f"execute wrapper '{name}' failed after the run: {exc}") from exc
+        self.active = []
+        return result
+
+    def fail(self, exc: BaseException) -> None:
+        for _name, gen in reversed(self.active):
+            try:
+                gen.throw(exc)
+            except BaseException:  # noqa: S110 - the original failure is what we report
+                pass
+        self.active = []
