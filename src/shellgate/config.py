@@ -91,6 +91,7 @@ class ApprovalConfig(_Section):
 
 class AuditConfig(_Section):
     path: Path | None = Path("shellgate-audit.jsonl")
+    fsync: bool = False  # also survive a kernel crash or power loss; one disk flush per record
 
 
 class Config(BaseSettings):

@@ -70,7 +70,9 @@ class Gate:
         self.approver: Approver = approver or make_approver(self.config.approval)
         self._queue = QueueNotices() if notices is None else None
         self.tasks = TaskRegistry(self.config.executor.max_tasks, notices or self._queue)  # type: ignore[arg-type]
-        self.audit = audit if audit is not None else AuditLog(self.config.audit.path)
+        self.audit = audit if audit is not None else AuditLog(
+            self.config.audit.path, fsync=self.config.audit.fsync
+        )
         self.grants = SessionGrants()
         self.env = dict(env or {})
         self.session = session or secrets.token_hex(8)

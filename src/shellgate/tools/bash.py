@@ -115,7 +115,7 @@ class BashCall:
             if refusal is not None:
                 return refusal
         elif covered:
-            self._audit("approval", answer="allow_session", approver="session grant", question="")
+            self._audit("approval", answer="allow_session", approver="session-grant", question="")
         return await self._execute(call, args, kind, escalation or current)
 
     def _escalation(self, args: SandboxedBashArgs) -> SandboxMode | None:

@@ -1,0 +1,84 @@
+"""The record format, in one place: canonical JSON lines chained by SHA-256.
+
+A record line is the canonical JSON of one object (keys sorted, no whitespace,
+UTF-8, no NaN/Infinity) followed by ``\\n``. Every record carries:
+
+* ``seq`` — 1 for the first record, +1 for each next one;
+* ``time`` — UTC, ISO 8601 with microseconds and a ``Z``;
+* ``prev`` — the ``hash`` of the previous record (``"0" * 64`` for the first);
+* ``hash`` — SHA-256 (hex) of the canonical JSON of the record *without* ``hash``.
+
+So editing any field breaks that record's ``hash``; recomputing the hash breaks
+the next record's ``prev``; deleting, inserting or reordering records breaks
+``seq`` and ``prev``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import PurePath
+from typing import Any
+
+from shellgate.errors import AuditError
+
+GENESIS = "0" * 64
+#: Keys the log owns; a caller supplying one could forge the chain.
+CHAIN_KEYS = frozenset({"seq", "time", "prev", "hash"})
+#: Keys that would hold environment values, refused at any depth (case-insensitive).
+FORBIDDEN_KEYS = frozenset({"env", "environment"})
+#: Longest record line accepted, in bytes (the longest command is 100 kB by default).
+MAX_RECORD_BYTES = 1024 * 1024
+#: Deepest nesting accepted in a record.
+MAX_DEPTH = 32
+
+
+def canonical(record: Mapping[str, Any]) -> bytes:
+    """The one serialisation used for writing, hashing and verifying."""
+    return json.dumps(
+        record, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
+def record_hash(record: Mapping[str, Any]) -> str:
+    """SHA-256 hex of the canonical JSON of ``record`` without its ``hash`` key."""
+    body = {key: value for key, value in record.items() if key != "hash"}
+    return hashlib.sha256(canonical(body)).hexdigest()
+
+
+def plain(value: object, where: str = "record", depth: int = 0) -> object:
+    """``value`` as plain JSON data, refusing environment keys and unknown types.
+
+    Paths become strings, tuples lists, pydantic models their JSON dump (then
+    checked like everything else). Raises :class:`AuditError` naming the field.
+    """
+    if depth > MAX_DEPTH:
+        raise AuditError(f"audit record nested deeper than {MAX_DEPTH} levels at {where}")
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise AuditError(f"audit record field {where} is {value!r}, not a JSON number")
+        return value
+    if isinstance(value, (PurePath, os.PathLike)):
+        return os.fspath(value)
+    if isinstance(value, Mapping):
+        out: dict[str, object] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise AuditError(f"audit record key {key!r} at {where} is not a string")
+            if key.lower() in FORBIDDEN_KEYS:
+                raise AuditError(
+                    f"audit record field {where}.{key} would hold environment values, "
+                    "which are never written to the audit log"
+                )
+            out[key] = plain(item, f"{where}.{key}", depth + 1)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [plain(item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value)]
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return plain(dump(mode="json"), where, depth)
+    raise AuditError(f"audit record field {where} has type {type(value).__name__}, not JSON data")

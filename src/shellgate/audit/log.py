@@ -1,0 +1,225 @@
+"""The writer: one hash-chained JSON line per record, on disk before ``append`` returns.
+
+Invariants:
+
+* ``append`` returns only after the whole line reached the kernel in a single
+  ``write`` of an ``O_APPEND`` descriptor (``fsync=True`` also waits for the disk).
+  A process killed mid-command has therefore already logged the decision.
+* Records never interleave: a thread lock serialises writers in this process and
+  an exclusive ``flock`` serialises processes sharing the file; under both locks
+  the writer re-reads the chain's tail when the file grew behind its back, so two
+  processes appending to one log still produce one valid chain.
+* A write that fails part-way poisons the log: every later ``append`` raises
+  :class:`~shellgate.errors.AuditError` (the gate must not run unaudited calls).
+* Opening an existing log continues its chain from its last record, after
+  checking that record's own hash; a log that ends mid-record is refused.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import stat
+import threading
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+
+from shellgate.audit._chain import (
+    CHAIN_KEYS,
+    GENESIS,
+    MAX_RECORD_BYTES,
+    canonical,
+    plain,
+    record_hash,
+)
+from shellgate.errors import AuditError
+
+_TAIL_CHUNK_BYTES = 64 * 1024
+
+
+def utc_now() -> str:
+    """Current UTC time as ISO 8601 with microseconds and ``Z``."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _read_last_line(fd: int, size: int, where: Path) -> bytes:
+    """The last line of the file (with its ``\\n``), reading backwards in chunks."""
+    buf = b""
+    pos = size
+    while pos > 0:
+        step = min(_TAIL_CHUNK_BYTES, pos)
+        pos -= step
+        buf = os.pread(fd, step, pos) + buf
+        cut = buf.rfind(b"\n", 0, len(buf) - 1)
+        if cut >= 0:
+            return buf[cut + 1 :]
+        if len(buf) > MAX_RECORD_BYTES + 1:
+            raise AuditError(f"{where}: last record is longer than {MAX_RECORD_BYTES} bytes")
+    return buf
+
+
+def _tail_state(fd: int, size: int, where: Path) -> tuple[int, str]:
+    """``(seq, hash)`` of the last record, or ``(0, GENESIS)`` for an empty log."""
+    if size == 0:
+        return 0, GENESIS
+    line = _read_last_line(fd, size, where)
+    damaged = f"{where}: the last record is damaged ({{}}); run 'shellgate audit verify'"
+    if not line.endswith(b"\n"):
+        raise AuditError(damaged.format("it ends mid-record"))
+    try:
+        record = json.loads(line)
+    except ValueError:
+        raise AuditError(damaged.format("not JSON")) from None
+    if not isinstance(record, dict):
+        raise AuditError(damaged.format("not a JSON object"))
+    seq, digest = record.get("seq"), record.get("hash")
+    if type(seq) is not int or not isinstance(digest, str):
+        raise AuditError(damaged.format("no seq or hash"))
+    if record_hash(record) != digest or canonical(record) + b"\n" != line:
+        raise AuditError(damaged.format("its hash does not match its content"))
+    return seq, digest
+
+
+class AuditLog:
+    """Append-only, hash-chained JSON Lines audit log (see ``docs/audit.md``).
+
+    ``path=None`` disables the file but keeps every check (a record that would be
+    refused on disk is refused in memory too) and an in-memory chain.
+
+    ``fsync`` (default off): ``append`` always hands the line to the kernel
+    before returning, which survives the death of this process; ``fsync`` also
+    survives a kernel crash or power loss, at the price of a disk flush (often
+    milliseconds) on every record.
+    """
+
+    def __init__(self, path: Path | None, *, fsync: bool = False) -> None:
+        self.path = path
+        self._fsync = fsync
+        self._lock = threading.Lock()
+        self._fd: int | None = None
+        self._closed = False
+        self._failed: str | None = None
+        self._seq, self._prev, self._size = 0, GENESIS, 0
+        if path is None:
+            return
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+        try:
+            fd = os.open(path, flags, 0o600)  # commands can hold secrets: owner only
+        except OSError as exc:
+            raise AuditError(f"{path}: cannot open audit log: {exc.strerror}") from exc
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise AuditError(f"{path}: audit log is not a regular file")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                self._size = os.fstat(fd).st_size
+                self._seq, self._prev = _tail_state(fd, self._size, path)
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+
+    @property
+    def enabled(self) -> bool:
+        return self.path is not None
+
+    @property
+    def last_hash(self) -> str:
+        """Hash of the last record this writer knows of (``"0" * 64`` if none)."""
+        return self._prev
+
+    def append(self, record: Mapping[str, object]) -> str:
+        """Write ``record`` as the next line of the chain and return its hash.
+
+        Adds ``seq``, ``time``, ``prev`` and ``hash``; the caller must not supply
+        them. Refuses (``AuditError``) keys named ``env``/``environment`` at any
+        depth, non-JSON values, records over ``MAX_RECORD_BYTES``, a closed log and
+        a log whose earlier write failed.
+        """
+        if not isinstance(record, Mapping):
+            raise AuditError(f"audit record must be a mapping, got {type(record).__name__}")
+        owned = CHAIN_KEYS.intersection(record)
+        if owned:
+            raise AuditError(
+                f"audit record must not set {', '.join(sorted(owned))}: the log adds them"
+            )
+        body = plain(record)
+        assert isinstance(body, dict)  # a Mapping stays a dict under plain()
+        with self._lock:
+            if self._closed:
+                raise AuditError(f"{self.path}: audit log is closed")
+            if self._failed is not None:
+                raise AuditError(
+                    f"{self.path}: audit log unusable after a failed write ({self._failed})"
+                )
+            if self._fd is None:
+                return self._chain(body)[1]
+            fd = self._fd
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError as exc:
+                raise AuditError(f"{self.path}: cannot lock audit log: {exc.strerror}") from exc
+            try:
+                return self._append_locked(fd, body)
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _chain(self, body: dict[str, object]) -> tuple[bytes, str]:
+        full = dict(body, seq=self._seq + 1, time=utc_now(), prev=self._prev)
+        digest = full["hash"] = record_hash(full)
+        line = canonical(full) + b"\n"
+        if len(line) > MAX_RECORD_BYTES:
+            raise AuditError(
+                f"audit record is {len(line)} bytes, over the {MAX_RECORD_BYTES}-byte limit"
+            )
+        if self._fd is None:
+            self._seq, self._prev = self._seq + 1, digest
+        return line, digest
+
+    def _append_locked(self, fd: int, body: dict[str, object]) -> str:
+        assert self.path is not None
+        try:
+            size = os.fstat(fd).st_size
+            if size != self._size:  # another writer appended: continue *its* chain
+                self._seq, self._prev = _tail_state(fd, size, self.path)
+                self._size = size
+        except OSError as exc:
+            raise AuditError(f"{self.path}: cannot read audit log: {exc.strerror}") from exc
+        line, digest = self._chain(body)
+        try:
+            view = memoryview(line)
+            while view:  # a regular file takes it in one write; loop for the rare short one
+                view = view[os.write(fd, view) :]
+            if self._fsync:
+                os.fsync(fd)
+        except OSError as exc:
+            self._failed = f"{exc.strerror}"
+            raise AuditError(f"{self.path}: cannot write audit log: {exc.strerror}") from exc
+        self._seq, self._prev, self._size = self._seq + 1, digest, size + len(line)
+        return digest
+
+    def close(self) -> None:
+        """Close the file; later appends raise. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+    def __enter__(self) -> AuditLog:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,208 @@
+"""Reading the log back: chain verification and a tail for people.
+
+:func:`verify` checks, line by line, everything :mod:`shellgate.audit._chain`
+promises and stops at the first bad line, naming it (1-based) and why. What a
+hash chain cannot show: records cut off the *end* of the log leave a shorter
+valid chain. ``VerifyResult.last_hash`` is the head of the chain; keep it
+elsewhere (a ticket, a remote log) to detect that too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from shellgate.audit._chain import GENESIS, MAX_RECORD_BYTES, canonical, record_hash
+from shellgate.errors import AuditError
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """Outcome of :func:`verify`.
+
+    ``records`` counts the valid records before ``first_bad`` (all of them when
+    ``ok``); ``first_bad`` is the 1-based line of the first bad record and
+    ``reason`` says what is wrong with it; ``last_hash`` is the hash of the last
+    valid record (``"0" * 64`` for an empty log).
+    """
+
+    ok: bool
+    records: int
+    first_bad: int | None = None
+    reason: str | None = None
+    last_hash: str = GENESIS
+
+
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _parse(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """The record on one line, or ``(None, why it is not one)``."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text"
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except ValueError as exc:
+        return None, f"not JSON ({exc})"
+    if not isinstance(value, dict):
+        return None, f"not a JSON object (a {type(value).__name__})"
+    return value, None
+
+
+def _fields_problem(record: dict[str, Any]) -> str | None:
+    seq = record.get("seq")
+    if type(seq) is not int or seq < 1:
+        return "field 'seq' is missing or not a positive integer"
+    for key in ("prev", "hash"):
+        value = record.get(key)
+        if not isinstance(value, str) or not _HEX64.fullmatch(value):
+            return f"field '{key}' is missing or not a SHA-256 hex digest"
+    when = record.get("time")
+    if not isinstance(when, str):
+        return "field 'time' is missing or not a string"
+    try:
+        datetime.fromisoformat(when)
+    except ValueError:
+        return "field 'time' is not an ISO 8601 time"
+    return None
+
+
+def _line_problem(raw: bytes, record: dict[str, Any], seq: int, prev: str) -> str | None:
+    """Why this parsed line breaks the chain after ``(seq, prev)``, or ``None``."""
+    problem = _fields_problem(record)
+    if problem:
+        return problem
+    if record_hash(record) != record["hash"]:
+        return "hash mismatch: the record's content was edited"
+    if canonical(record) + b"\n" != raw:
+        return "not in canonical form: the line was edited or re-serialised"
+    expected = seq + 1
+    got = record["seq"]
+    if got != expected:
+        if expected == 1:
+            return f"first record has seq {got}, not 1: records before it were deleted"
+        if got > expected:
+            return (
+                f"seq {got} where {expected} was expected: "
+                f"{got - expected} record(s) before it were deleted or moved"
+            )
+        return f"seq {got} where {expected} was expected: records were reordered or duplicated"
+    if record["prev"] != prev:
+        if expected == 1:
+            return "first record's prev is not the genesis value: the log was cut at the start"
+        return (
+            "prev does not match the previous record's hash: "
+            "a record was deleted, inserted or replaced"
+        )
+    return None
+
+
+def verify(path: Path) -> VerifyResult:
+    """Check the whole chain of the log at ``path``; stop at the first bad line.
+
+    Raises :class:`~shellgate.errors.AuditError` when the file cannot be read.
+    """
+    seq, prev = 0, GENESIS
+    try:
+        with open(path, "rb") as handle:
+            lineno = 0
+            while True:
+                raw = handle.readline(MAX_RECORD_BYTES + 1)
+                if not raw:
+                    return VerifyResult(ok=True, records=seq, last_hash=prev)
+                lineno += 1
+                bad = _check_raw(raw, seq, prev)
+                if isinstance(bad, str):
+                    return VerifyResult(
+                        ok=False, records=seq, first_bad=lineno, reason=bad, last_hash=prev
+                    )
+                seq, prev = bad
+    except OSError as exc:
+        raise AuditError(f"{path}: cannot read audit log: {exc.strerror or exc}") from exc
+
+
+def _check_raw(raw: bytes, seq: int, prev: str) -> tuple[int, str] | str:
+    """The new ``(seq, prev)`` after a good line, or the reason it is bad."""
+    if not raw.endswith(b"\n"):
+        if len(raw) > MAX_RECORD_BYTES:
+            return f"line is longer than {MAX_RECORD_BYTES} bytes: not a record"
+        record, _ = _parse(raw)
+        if record is None:
+            return "truncated mid-record: the last line is incomplete"
+        return "truncated: the last record has no line end"
+    if raw.strip() == b"":
+        return "blank line: not a record"
+    record, why = _parse(raw)
+    if record is None:
+        return str(why)
+    problem = _line_problem(raw, record, seq, prev)
+    if problem:
+        return problem
+    return record["seq"], record["hash"]
+
+
+def _last_lines(path: Path, n: int) -> list[tuple[bytes, bool]]:
+    """The last ``n`` lines without their ``\\n``, each with "had a line end"."""
+    with open(path, "rb") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        buf = b""
+        pos = size
+        # n complete lines need n+1 newlines before them (or the file start).
+        while pos > 0 and buf.count(b"\n", 0, max(len(buf) - 1, 0)) < n:
+            step = min(64 * 1024, pos)
+            pos -= step
+            handle.seek(pos)
+            buf = handle.read(step) + buf
+    pieces = buf.split(b"\n")
+    ended = pieces[-1] == b""
+    if ended:
+        pieces.pop()
+    lines = [(piece, True) for piece in pieces]
+    if lines and not ended:
+        lines[-1] = (lines[-1][0], False)
+    if pos > 0:
+        lines = lines[1:]  # the first piece may be the end of an earlier line
+    return lines[-n:]
+
+
+def tail(path: Path, n: int) -> list[dict[str, Any]]:
+    """The last ``n`` records, oldest first.
+
+    A line that is not a record appears as ``{"type": "unreadable", "reason": …,
+    "raw": <first 200 characters>}`` so a damaged log can still be read. Raises
+    :class:`~shellgate.errors.AuditError` when the file cannot be read and
+    ``ValueError`` for a negative ``n``.
+    """
+    if n < 0:
+        raise ValueError(f"tail needs n >= 0, got {n}")
+    if n == 0:
+        return []
+    try:
+        lines = _last_lines(path, n)
+    except OSError as exc:
+        raise AuditError(f"{path}: cannot read audit log: {exc.strerror or exc}") from exc
+    out: list[dict[str, Any]] = []
+    for body, ended in lines:
+        truncated = not ended
+        record, why = _parse(body)
+        if truncated or record is None:
+            out.append(
+                {
+                    "type": "unreadable",
+                    "reason": "truncated mid-record" if truncated else why,
+                    "raw": body.decode("utf-8", "replace")[:200],
+                }
+            )
+        else:
+            out.append(record)
+    return out

@@ -1,0 +1,157 @@
+"""``shellgate audit verify FILE`` and ``shellgate audit tail FILE [-n N]``.
+
+Exit status of ``verify``: 0 the chain is intact, 1 a bad record (its line and
+why on stdout), 2 the file cannot be read (one line on stderr). ``tail``: 0, or
+2 when the file cannot be read.
+
+Imports of rich and the audit package happen inside the commands, so
+registering the group costs nothing for the other commands' start-up.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+EXIT_BAD_RECORD = 1
+EXIT_UNREADABLE = 2
+#: Records read per call shown by ``tail`` (decision, approval, result).
+RECORDS_PER_CALL = 3
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``audit`` command group to ``app``."""
+    group = typer.Typer(
+        name="audit",
+        help="Check and read the hash-chained audit log.",
+        no_args_is_help=True,
+    )
+    group.command("verify")(verify_command)
+    group.command("tail")(tail_command)
+    app.add_typer(group, name="audit")
+
+
+def _fail_unreadable(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(EXIT_UNREADABLE)
+
+
+def verify_command(
+    file: Annotated[Path, typer.Argument(help="The audit log (JSON Lines).")],
+) -> None:
+    """Verify the hash chain; name the first bad record's line and why."""
+    from shellgate.audit import verify
+    from shellgate.errors import AuditError
+
+    try:
+        result = verify(file)
+    except AuditError as exc:
+        raise _fail_unreadable(str(exc)) from None
+    if result.ok:
+        typer.echo(
+            f"{file}: ok, {result.records} records, chain intact (head {result.last_hash[:16]})"
+        )
+        return
+    typer.echo(
+        f"{file}:{result.first_bad}: bad record: {result.reason} "
+        f"({result.records} valid records before it)"
+    )
+    raise typer.Exit(EXIT_BAD_RECORD)
+
+
+def tail_command(
+    file: Annotated[Path, typer.Argument(help="The audit log (JSON Lines).")],
+    n: Annotated[int, typer.Option("-n", "--lines", min=1, help="Calls to show.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Raw records, one per line.")] = False,
+) -> None:
+    """Show the last calls: time, subject, decision, command, result."""
+    import json
+
+    from shellgate.audit import tail
+    from shellgate.errors import AuditError
+
+    try:
+        records = tail(file, n * RECORDS_PER_CALL)
+    except AuditError as exc:
+        raise _fail_unreadable(str(exc)) from None
+    if as_json:
+        for record in records[-n:]:
+            typer.echo(json.dumps(record, ensure_ascii=False, sort_keys=True))
+        return
+    _print_table(file, _rows(records)[-n:])
+
+
+def _text(value: object) -> Text:
+    from rich.text import Text
+
+    from shellgate.approval.prompt import visible
+
+    return Text(visible("" if value is None else str(value)))
+
+
+def _result(record: dict[str, Any]) -> str:
+    if record.get("timed_out"):
+        outcome = "timed out"
+    elif record.get("signal"):
+        outcome = f"signal {record['signal']}"
+    elif record.get("exit_code") is not None:
+        outcome = f"exit {record['exit_code']}"
+    else:
+        outcome = "error" if record.get("is_error") else "finished"
+    if record.get("truncated"):
+        outcome += ", truncated"
+    return outcome
+
+
+def _rows(records: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """One row per call (records joined by ``call_id``), in order of first record."""
+    rows: list[dict[str, str]] = []
+    by_call: dict[str, dict[str, str]] = {}
+    for record in records:
+        kind = str(record.get("type", "?"))
+        call_id = record.get("call_id")
+        row = by_call.get(call_id) if isinstance(call_id, str) else None
+        if row is None:
+            when = str(record.get("time", ""))[:19].replace("T", " ")
+            row = {"time": when, "subject": "", "decision": "", "command": "", "result": ""}
+            rows.append(row)
+            if isinstance(call_id, str):
+                by_call[call_id] = row
+        if kind == "decision":
+            row["subject"] = str(record.get("subject", ""))
+            row["decision"] = str(record.get("decision", ""))
+            row["command"] = str(record.get("command", ""))
+        elif kind == "approval":
+            row["decision"] = f"{row['decision'] or 'ask'} → {record.get('answer', '?')}"
+            if record.get("approver"):
+                row["decision"] += f" ({record['approver']})"
+        elif kind == "result":
+            row["result"] = _result(record)
+        elif kind == "unreadable":
+            row["decision"] = "UNREADABLE"
+            row["command"] = f"{record.get('reason', '')}: {record.get('raw', '')}"
+        else:
+            row["decision"] = row["decision"] or kind
+    return rows
+
+
+def _print_table(file: Path, rows: list[dict[str, str]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=str(file), title_justify="left", expand=False)
+    for name in ("time", "subject", "decision", "command", "result"):
+        table.add_column(name, overflow="fold", no_wrap=name == "time")
+    for row in rows:
+        table.add_row(
+            *(_text(row[name]) for name in ("time", "subject", "decision", "command", "result"))
+        )
+    if not rows:
+        typer.echo(f"{file}: no records")
+        return
+    Console(highlight=False).print(table)
