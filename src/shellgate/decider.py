@@ -43,7 +43,9 @@ class Decider:
         guard = input_guard(call.command, max_command_bytes=pol.max_command_bytes)
         if guard is not None:
             whole = Segment(text=call.command[:200], argv=())
-            return Verdict(decision=guard, segments=(SegmentVerdict(segment=whole, decision=guard),))
+            return Verdict(
+                decision=guard, segments=(SegmentVerdict(segment=whole, decision=guard),)
+            )
         analysis = self.analyse(call)
         return decide(
             call,

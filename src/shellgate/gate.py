@@ -70,8 +70,10 @@ class Gate:
         self.approver: Approver = approver or make_approver(self.config.approval)
         self._queue = QueueNotices() if notices is None else None
         self.tasks = TaskRegistry(self.config.executor.max_tasks, notices or self._queue)  # type: ignore[arg-type]
-        self.audit = audit if audit is not None else AuditLog(
-            self.config.audit.path, fsync=self.config.audit.fsync
+        self.audit = (
+            audit
+            if audit is not None
+            else AuditLog(self.config.audit.path, fsync=self.config.audit.fsync)
         )
         self.grants = SessionGrants()
         self.env = dict(env or {})
@@ -152,7 +154,9 @@ class Gate:
         """Run one tool call through the gate; never raises for model-facing outcomes."""
         owner = self.owner(subject, tenant, session)
         if self._closing:
-            return ToolResult(render.error("the gate is shutting down; no new calls"), True, "error")
+            return ToolResult(
+                render.error("the gate is shutting down; no new calls"), True, "error"
+            )
         if not self._opened:
             await self.open()
         try:
@@ -169,8 +173,22 @@ class Gate:
         except ShellgateError as exc:
             return ToolResult(render.error(str(exc)), True, "error")
         return ToolResult(
-            render.error(f"unknown tool {tool!r}; the tools are {', '.join(TOOL_NAMES)}"), True, "error"
+            render.error(f"unknown tool {tool!r}; the tools are {', '.join(TOOL_NAMES)}"),
+            True,
+            "error",
         )
+
+    async def wait_task(
+        self,
+        task_id: str,
+        *,
+        subject: str | None = None,
+        tenant: str | None = None,
+        session: str | None = None,
+    ) -> None:
+        """Wait until a background task has ended (raises TaskError for unknown ids)."""
+        task = self.tasks.get(self.owner(subject, tenant, session), task_id)
+        await asyncio.shield(task.process.done)
 
     def call_info(self, owner: Owner, command: str, description: str, workdir: str) -> CallInfo:
         return CallInfo(
@@ -199,6 +217,9 @@ class SyncGate:
 
     def call(self, tool: str, arguments: object, **kwargs: Any) -> ToolResult:
         return self._runner.run(self.gate.call(tool, arguments, **kwargs))
+
+    def wait_task(self, task_id: str, **kwargs: Any) -> None:
+        self._runner.run(self.gate.wait_task(task_id, **kwargs))
 
     def close(self) -> None:
         try:

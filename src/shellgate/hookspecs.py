@@ -28,7 +28,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def shellgate_check(call: CallInfo, segment: Segment) -> Decision | None:  # type: ignore[empty-body]
+def shellgate_check(call: CallInfo, segment: Segment) -> Decision | None:
     """Decide one simple command of a ``bash`` call, or abstain with ``None``.
 
     Called once per analysed segment, for every layer in order. Return a
@@ -44,7 +44,9 @@ def shellgate_check(call: CallInfo, segment: Segment) -> Decision | None:  # typ
 
 
 @hookspec
-def shellgate_execute(call: CallInfo, plan: dict[str, Any]) -> Generator[None, RunResult, RunResult]:  # type: ignore[empty-body]
+def shellgate_execute(  # type: ignore[empty-body]
+    call: CallInfo, plan: dict[str, Any]
+) -> Generator[None, RunResult, RunResult]:
     """Around-wrapper of the execution of an approved call (``wrapper=True`` only).
 
     ``plan`` is a mutable dict with ``executor`` (``"local"`` | ``"bwrap"``) and

@@ -146,7 +146,9 @@ class ApprovalRequest(_Frozen):
     question: str
     escalation: SandboxMode | None = None
     justification: str | None = None
-    session_scope: tuple[str, ...] = ()  # commands an allow-for-session would cover; () = not offered
+    session_scope: tuple[
+        str, ...
+    ] = ()  # commands an allow-for-session would cover; () = not offered
 
 
 class ApprovalAnswer(_Frozen):

@@ -27,14 +27,25 @@ def register(app: typer.Typer) -> None:
         help="Run one command through the gate and print what the model would see.",
     )
     def run(
-        command: Annotated[list[str], typer.Argument(help="The command (one shell string, or words).")],
+        command: Annotated[
+            list[str], typer.Argument(help="The command (one shell string, or words).")
+        ],
         config: Annotated[Optional[Path], typer.Option("--config", help="shellgate.toml")] = None,  # noqa: UP045
         executor: Annotated[Optional[str], typer.Option("--executor", help="local | bwrap")] = None,  # noqa: UP045
-        sandbox: Annotated[Optional[str], typer.Option("--sandbox", help="read-only | workspace-write | full-access")] = None,  # noqa: UP045
-        workdir: Annotated[Optional[str], typer.Option("--workdir", help="working directory")] = None,  # noqa: UP045
-        timeout_ms: Annotated[Optional[int], typer.Option("--timeout-ms", help="timeout in ms")] = None,  # noqa: UP045
-        approval: Annotated[Optional[str], typer.Option("--approval", help="deny | prompt (overrides config)")] = None,  # noqa: UP045
-        background: Annotated[bool, typer.Option("--background", help="run in the background and follow it")] = False,
+        sandbox: Annotated[
+            str | None,
+            typer.Option("--sandbox", help="read-only | workspace-write | full-access"),
+        ] = None,
+        workdir: Annotated[str | None, typer.Option("--workdir", help="working directory")] = None,
+        timeout_ms: Annotated[
+            int | None, typer.Option("--timeout-ms", help="timeout in ms")
+        ] = None,
+        approval: Annotated[
+            str | None, typer.Option("--approval", help="deny | prompt (overrides config)")
+        ] = None,
+        background: Annotated[
+            bool, typer.Option("--background", help="run in the background and follow it")
+        ] = False,
     ) -> None:
         cfg = load(config)
         updates: dict[str, dict[str, object]] = {}
@@ -44,7 +55,10 @@ def register(app: typer.Typer) -> None:
             updates["executor"] = {"kind": executor}
         if sandbox is not None:
             if sandbox not in ("read-only", "workspace-write", "full-access"):
-                raise fail(f"invalid --sandbox: expected read-only, workspace-write or full-access, got {sandbox!r}")
+                raise fail(
+                    "invalid --sandbox: expected read-only, workspace-write or full-access, "
+                    f"got {sandbox!r}"
+                )
             updates["sandbox"] = {"mode": sandbox}
         if approval is not None:
             if approval not in ("deny", "prompt"):
@@ -55,7 +69,10 @@ def register(app: typer.Typer) -> None:
                 update={k: getattr(cfg, k).model_copy(update=v) for k, v in updates.items()}
             )
         text = command[0] if len(command) == 1 else shlex.join(command)
-        args: dict[str, object] = {"command": text, "description": "command run from the shellgate CLI"}
+        args: dict[str, object] = {
+            "command": text,
+            "description": "command run from the shellgate CLI",
+        }
         if workdir is not None:
             args["workdir"] = workdir
         if timeout_ms is not None:

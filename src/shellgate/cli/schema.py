@@ -13,7 +13,9 @@ def register(app: typer.Typer) -> None:
     @app.command("schema", help="Print the tool schemas for openai, anthropic or mcp.")
     def schema(
         fmt: Annotated[str, typer.Option("--format", help="openai | anthropic | mcp")] = "mcp",
-        sandboxed: Annotated[bool, typer.Option("--sandboxed", help="include the escalation arguments")] = False,
+        sandboxed: Annotated[
+            bool, typer.Option("--sandboxed", help="include the escalation arguments")
+        ] = False,
     ) -> None:
         import json
 

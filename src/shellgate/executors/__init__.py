@@ -11,7 +11,9 @@ from shellgate.executors._output import SpillStore
 from shellgate.executors.base import ExecRequest, Executor, TaskProcess
 
 
-def make_executor(config: Config, kind: str | None = None, *, spill: SpillStore | None = None) -> Executor:
+def make_executor(
+    config: Config, kind: str | None = None, *, spill: SpillStore | None = None
+) -> Executor:
     """The executor for ``kind`` (default: the configured one)."""
     chosen = kind or config.executor.kind
     if chosen == "local":

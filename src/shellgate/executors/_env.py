@@ -42,7 +42,9 @@ def build_env(
     env = {
         name: value
         for name, value in parent.items()
-        if not is_credential(name, scrub) and not _runs_code(name) and not name.startswith("SHELLGATE_")
+        if not is_credential(name, scrub)
+        and not _runs_code(name)
+        and not name.startswith("SHELLGATE_")
     }
     env.update(OVERRIDES)
     for name, value in caller.items():

@@ -45,7 +45,9 @@ class SpillStore:
     def create(self, stream: str) -> tuple[int, Path]:
         name = f"{stream}-{secrets.token_hex(16)}.log"
         path = self.path / name
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        fd = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600
+        )
         return fd, path
 
     def reserve(self, nbytes: int) -> bool:

@@ -100,7 +100,8 @@ class Hardening:
         ]
         if self.helper is not None:
             return [self.helper, str(os.getpid()), *map(str, nums), "1" if drop_caps else "0", "--"]
-        assert self.setpriv is not None and self.prlimit is not None
+        assert self.setpriv is not None
+        assert self.prlimit is not None
         caps = ["--bounding-set", "-all", "--inh-caps", "-all", "--ambient-caps", "-all"]
         return [
             self.setpriv,
@@ -180,7 +181,10 @@ class _Protocol(asyncio.SubprocessProtocol):
         loop = asyncio.get_running_loop()
         self.buffers = {1: stdout, 2: stderr}
         self.exited: asyncio.Future[None] = loop.create_future()
-        self.eof: dict[int, asyncio.Future[None]] = {1: loop.create_future(), 2: loop.create_future()}
+        self.eof: dict[int, asyncio.Future[None]] = {
+            1: loop.create_future(),
+            2: loop.create_future(),
+        }
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         self.buffers[fd].feed(data)
@@ -240,7 +244,9 @@ class Proc:
             pass_fds=tuple(pass_fds),
             close_fds=True,
         )
-        return cls(transport=transport, protocol=protocol, stdout=stdout, stderr=stderr, call_id=call_id)
+        return cls(
+            transport=transport, protocol=protocol, stdout=stdout, stderr=stderr, call_id=call_id
+        )
 
     async def wait_leader(self) -> int:
         await asyncio.shield(self.protocol.exited)

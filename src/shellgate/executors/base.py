@@ -189,15 +189,15 @@ class Executor(ABC):
         else:
             timeout = ex.timeout_ms if request.timeout_ms is None else request.timeout_ms
             if timeout <= 0:
-                raise ToolInputError(f"invalid timeoutMs: expected a positive number, got {timeout}")
+                raise ToolInputError(
+                    f"invalid timeoutMs: expected a positive number, got {timeout}"
+                )
             timeout = min(timeout, ex.max_timeout_ms)
         cwd = self.resolve_workdir(request.workdir)
         mode = request.sandbox_mode or self.config.sandbox.mode
         call_id = secrets.token_hex(12)
         managed = {**request.managed_env, "SHELLGATE_CALL_ID": call_id}
-        env = build_env(
-            os.environ, request.env, managed, extra_scrub=ex.scrub_env
-        )
+        env = build_env(os.environ, request.env, managed, extra_scrub=ex.scrub_env)
         return ExecSpec(
             command=request.command,
             cwd=cwd,

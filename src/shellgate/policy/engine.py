@@ -132,7 +132,8 @@ def decide(
                 break
         chosen = strictest(given) or Decision(
             effect=default,
-            reason=f"no rule decides '{segment.command or segment.text}'; the closing default is {default}",
+            reason=f"no rule decides '{segment.command or segment.text}'; "
+            f"the closing default is {default}",
             layer="default",
         )
         verdicts.append(SegmentVerdict(segment=segment, decision=chosen, decisions=tuple(given)))

@@ -15,13 +15,15 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import secrets
 from collections.abc import Generator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from shellgate.approval import ask_with_timeout, session_scope
 from shellgate.errors import ExecutionError, ToolInputError
-from shellgate.executors import ExecRequest
+from shellgate.executors import ExecRequest, Executor
 from shellgate.models import (
     MODE_ORDER,
     ApprovalRequest,
@@ -60,7 +62,9 @@ def _question(verdict: Verdict, escalation: SandboxMode | None, current: Sandbox
 
 
 class BashCall:
-    def __init__(self, gate: Gate, owner: Owner, arguments: object, abort: asyncio.Event | None) -> None:
+    def __init__(
+        self, gate: Gate, owner: Owner, arguments: object, abort: asyncio.Event | None
+    ) -> None:
         self.gate = gate
         self.owner = owner
         self.arguments = arguments
@@ -168,7 +172,9 @@ class BashCall:
             if escalation is not None and verdict.effect == "allow":
                 why = f"the escalation to '{escalation}' mode was refused"
                 said = f"; the user says: {answer.message}" if answer.message else ""
-                return self._result(render.error(f"not approved: {why}{said}"), True, "not approved")
+                return self._result(
+                    render.error(f"not approved: {why}{said}"), True, "not approved"
+                )
             why = "the approver said no"
             text = render.approval_denied(decision, why, answer.message)
             return self._result(text, True, "not approved")
@@ -210,7 +216,7 @@ class BashCall:
         self._audit_result(result)
         return self._result(render.run_result(result), False, "ok", result)
 
-    async def _run_foreground(self, executor: Any, request: ExecRequest) -> RunResult:
+    async def _run_foreground(self, executor: Executor, request: ExecRequest) -> RunResult:
         job = asyncio.ensure_future(executor.run(request))
         if self.abort is None:
             result: RunResult = await job
@@ -226,12 +232,14 @@ class BashCall:
             raise _Aborted
         return job.result()
 
-    async def _start(self, executor: Any, request: ExecRequest, wrappers: _Wrappers) -> ToolResult:
+    async def _start(
+        self, executor: Executor, request: ExecRequest, wrappers: _Wrappers
+    ) -> ToolResult:
         gate = self.gate
         gate.tasks.check_capacity(self.owner)
         task_id = gate.tasks.reserve_id()
         managed = {**request.managed_env, "SHELLGATE_TASK_ID": task_id}
-        request = ExecRequest(**{**request.__dict__, "managed_env": managed})
+        request = dataclasses.replace(request, managed_env=managed)
         process = await executor.start(request)
         task = gate.tasks.add(self.owner, request.command, process, task_id=task_id)
 
@@ -272,10 +280,14 @@ def _check_plan(plan: dict[str, Any], kind: str, mode: SandboxMode) -> None:
     if plan.get("executor") not in ("local", "bwrap"):
         raise ExecutionError(f"an execute wrapper set an unknown executor {plan.get('executor')!r}")
     if kind == "bwrap" and plan["executor"] != "bwrap":
-        raise ExecutionError("an execute wrapper tried to run a sandboxed call unsandboxed; refused")
+        raise ExecutionError(
+            "an execute wrapper tried to run a sandboxed call unsandboxed; refused"
+        )
     new_mode = plan.get("sandbox_mode")
     if new_mode not in MODE_ORDER or MODE_ORDER.index(new_mode) > MODE_ORDER.index(mode):
-        raise ExecutionError(f"an execute wrapper tried to widen the sandbox mode to {new_mode!r}; refused")
+        raise ExecutionError(
+            f"an execute wrapper tried to widen the sandbox mode to {new_mode!r}; refused"
+        )
 
 
 class _Wrappers:
@@ -299,7 +311,10 @@ class _Wrappers:
     def enter(self) -> None:
         for impl in reversed(self.impls):
             kwargs = {"call": self.call, "plan": self.plan}
-            gen = impl.function(**{k: v for k, v in kwargs.items() if k in impl.argnames})
+            gen = cast(
+                "Generator[None, RunResult, RunResult]",
+                impl.function(**{k: v for k, v in kwargs.items() if k in impl.argnames}),
+            )
             try:
                 next(gen)
             except Exception as exc:
@@ -314,14 +329,15 @@ class _Wrappers:
                 if isinstance(stop.value, RunResult):
                     result = stop.value
             except Exception as exc:
-                raise ExecutionError(f"execute wrapper '{name}' failed after the run: {exc}") from exc
+                raise ExecutionError(
+                    f"execute wrapper '{name}' failed after the run: {exc}"
+                ) from exc
         self.active = []
         return result
 
     def fail(self, exc: BaseException) -> None:
         for _name, gen in reversed(self.active):
-            try:
+            # The original failure is what we report; a wrapper's reaction to it is not.
+            with contextlib.suppress(BaseException):
                 gen.throw(exc)
-            except BaseException:  # noqa: S110 - the original failure is what we report
-                pass
         self.active = []

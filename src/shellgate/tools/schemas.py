@@ -29,7 +29,9 @@ OUTPUT_DESCRIPTION = (
     "Read what a background task printed since the previous bash_output call for it, "
     "and its status."
 )
-KILL_DESCRIPTION = "Stop a background task: SIGTERM to its process group, SIGKILL after a grace period."
+KILL_DESCRIPTION = (
+    "Stop a background task: SIGTERM to its process group, SIGKILL after a grace period."
+)
 
 
 class BashArgs(BaseModel):
@@ -40,7 +42,7 @@ class BashArgs(BaseModel):
         description="5-10 words, active voice, saying what the command does (for the UI and "
         "audit log; no effect on execution)."
     )
-    timeoutMs: float | None = Field(  # noqa: N815 - the wire name is the contract
+    timeoutMs: float | None = Field(
         default=None,
         gt=0,
         description="Timeout in milliseconds (default 120000, capped at 600000). "
@@ -116,7 +118,9 @@ def input_schema(tool: str, *, sandboxed: bool = False) -> dict[str, Any]:
     return schema
 
 
-def schemas(fmt: Literal["openai", "anthropic", "mcp"], *, sandboxed: bool = False) -> list[dict[str, Any]]:
+def schemas(
+    fmt: Literal["openai", "anthropic", "mcp"], *, sandboxed: bool = False
+) -> list[dict[str, Any]]:
     """Tool definitions in the shape each model API expects."""
     out: list[dict[str, Any]] = []
     for name, (_, description) in TOOLS.items():
@@ -174,7 +178,13 @@ def _opt_str(args: dict[str, Any], key: str) -> str | None:
 
 def validate_bash(arguments: object, *, sandboxed: bool) -> SandboxedBashArgs:
     args = _require_object(arguments)
-    allowed = ("command", "description", "timeoutMs", "workdir", "run_in_background")
+    allowed: tuple[str, ...] = (
+        "command",
+        "description",
+        "timeoutMs",
+        "workdir",
+        "run_in_background",
+    )
     if sandboxed:
         allowed += ("sandbox_permissions", "justification")
     _check_keys(args, allowed, ("command", "description"))
@@ -185,30 +195,41 @@ def validate_bash(arguments: object, *, sandboxed: bool) -> SandboxedBashArgs:
     if not isinstance(description, str):
         raise ToolInputError(f"invalid description: expected a string, got {_shown(description)}")
     timeout = args.get("timeoutMs")
-    if timeout is not None:
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not math.isfinite(timeout) or timeout <= 0:
-            raise ToolInputError(f"invalid timeoutMs: expected a positive number, got {_shown(timeout)}")
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise ToolInputError(
+            f"invalid timeoutMs: expected a positive number, got {_shown(timeout)}"
+        )
     background = args.get("run_in_background", False)
     if background is None:
         background = False
     if not isinstance(background, bool):
-        raise ToolInputError(f"invalid run_in_background: expected a boolean, got {_shown(background)}")
+        raise ToolInputError(
+            f"invalid run_in_background: expected a boolean, got {_shown(background)}"
+        )
     workdir = _opt_str(args, "workdir")
     mode = _opt_str(args, "sandbox_permissions")
     if mode is not None and mode not in MODE_ORDER:
         raise ToolInputError(
-            f"invalid sandbox_permissions: expected one of {', '.join(MODE_ORDER)}, got {_shown(mode)}"
+            f"invalid sandbox_permissions: expected one of {', '.join(MODE_ORDER)}, "
+            f"got {_shown(mode)}"
         )
     justification = _opt_str(args, "justification")
     if mode is not None and not (justification and justification.strip()):
-        raise ToolInputError("invalid justification: sandbox_permissions needs a one-sentence justification")
+        raise ToolInputError(
+            "invalid justification: sandbox_permissions needs a one-sentence justification"
+        )
     return SandboxedBashArgs(
         command=command,
         description=description,
         timeoutMs=float(timeout) if timeout is not None else None,
         workdir=workdir,
         run_in_background=background,
-        sandbox_permissions=mode,  # type: ignore[arg-type]
+        sandbox_permissions=mode,
         justification=justification,
     )
 
@@ -218,5 +239,7 @@ def validate_task(arguments: object) -> str:
     _check_keys(args, ("task_id",), ("task_id",))
     task_id = args["task_id"]
     if not isinstance(task_id, str) or not task_id:
-        raise ToolInputError(f"invalid task_id: expected a task id like bash-1, got {_shown(task_id)}")
+        raise ToolInputError(
+            f"invalid task_id: expected a task id like bash-1, got {_shown(task_id)}"
+        )
     return task_id

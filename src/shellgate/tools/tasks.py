@@ -38,16 +38,27 @@ class NoticeSink(Protocol):
 
 
 class QueueNotices:
-    """The default sink: notices wait per owner until the host collects them."""
+    """The default sink: notices wait per owner until the host collects them.
+
+    A notice still waiting when its owner reads the task's final status is
+    withdrawn: the model has seen the end already.
+    """
 
     def __init__(self) -> None:
-        self._pending: dict[Owner, list[str]] = {}
+        self._pending: dict[Owner, list[tuple[str, str]]] = {}
 
-    def __call__(self, owner: Owner, text: str) -> None:
-        self._pending.setdefault(owner, []).append(text)
+    def __call__(self, owner: Owner, text: str, task_id: str = "") -> None:
+        self._pending.setdefault(owner, []).append((task_id, text))
+
+    def retract(self, owner: Owner, task_id: str) -> None:
+        kept = [(t, text) for t, text in self._pending.get(owner, []) if t != task_id]
+        if kept:
+            self._pending[owner] = kept
+        else:
+            self._pending.pop(owner, None)
 
     def pop(self, owner: Owner) -> list[str]:
-        return self._pending.pop(owner, [])
+        return [text for _, text in self._pending.pop(owner, [])]
 
 
 @dataclass
@@ -87,7 +98,9 @@ class TaskRegistry:
         """The next id, taken for good (ids are never reused, even if the start fails)."""
         return f"bash-{next(self._ids)}"
 
-    def add(self, owner: Owner, command: str, process: TaskProcess, *, task_id: str | None = None) -> Task:
+    def add(
+        self, owner: Owner, command: str, process: TaskProcess, *, task_id: str | None = None
+    ) -> Task:
         task = Task(id=task_id or self.reserve_id(), owner=owner, command=command, process=process)
         self._tasks[task.id] = task
         process.done.add_done_callback(lambda _f: self._ended(task))
@@ -106,7 +119,11 @@ class TaskRegistry:
             task.settled = True
             return
         task.settled = True
-        self._sink(task.owner, render.completion_notice(task.id, task.command, task.result))
+        text = render.completion_notice(task.id, task.command, task.result)
+        if isinstance(self._sink, QueueNotices):
+            self._sink(task.owner, text, task.id)
+        else:
+            self._sink(task.owner, text)
 
     def read(self, task: Task) -> str:
         delta = task.process.read_output()
@@ -114,8 +131,14 @@ class TaskRegistry:
         if result is not None:
             # Reading the final status settles it: no notice for what was seen.
             task.settled = True
+            if isinstance(self._sink, QueueNotices):
+                self._sink.retract(task.owner, task.id)
         return render.task_output(
-            delta.stdout, delta.stderr, lost=delta.lost, spill_paths=delta.spill_paths, result=result
+            delta.stdout,
+            delta.stderr,
+            lost=delta.lost,
+            spill_paths=delta.spill_paths,
+            result=result,
         )
 
     def kill(self, task: Task) -> str:

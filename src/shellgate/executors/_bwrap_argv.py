@@ -1,0 +1,222 @@
+"""The bwrap argv, built by pure functions (no file system, no processes).
+
+Two steps, both pure so both are unit-tested on their own:
+
+1. :func:`plan_guards` turns the protected paths that lie inside writable roots
+   into mounts, given a ``kind_of`` oracle that says what exists. The executor
+   passes a real ``lstat``; tests pass a dict.
+2. :func:`build_argv` turns a :class:`Profile` (mode, roots, guards, masks) and one
+   command into the argv.
+
+Mount order is the security argument, so it is fixed here and nowhere else:
+host root (read-only, or read-write in ``full-access``) → ``/dev`` → ``/proc`` →
+private ``/tmp`` → writable roots → guards, shallowest first (a pinned ``.git``
+before the read-only ``.git/hooks`` inside it) → secret masks last, so nothing
+mounted later can uncover a secret.
+
+How a protected path inside a writable root is guarded:
+
+* an existing file or directory → ``--ro-bind P P``; a mount point cannot be
+  unlinked or renamed (``EBUSY``), so the name itself is fixed too;
+* every existing directory between the root and the path → ``--bind D D``
+  ("pinned"): renaming a protected path's parent (``mv .git .git2``) would carry
+  the read-only mount away and free the old name, and a mount point cannot be
+  renamed;
+* a ``.git`` directory → pinned (``git`` must still write objects and refs);
+* a missing path → a read-only placeholder on its first missing component: an
+  empty read-only tmpfs for directories, ``/dev/null`` for files. bwrap has to
+  create that mount point in the host directory, so a placeholder is visible on
+  the host while the call runs; :attr:`Guard.placeholder` marks it for removal
+  afterwards (see ``bwrap.py``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from shellgate.models import SandboxMode
+
+PathKind = Literal["dir", "file", "missing"]
+TargetKind = Literal["file", "dir", "gitdir"]
+GuardHow = Literal["pin", "ro", "null", "empty"]
+
+#: Start-up files directly in a writable root (the nested fish paths apply to $HOME only).
+ROOT_RC_FILES: tuple[str, ...] = (
+    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".profile",
+    ".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc",
+    ".tcshrc", ".login", ".logout", ".inputrc",
+)  # fmt: skip
+
+#: Secrets under $HOME that every mode masks (when they exist).
+HOME_SECRETS: tuple[str, ...] = (
+    ".ssh", ".aws", ".gnupg", ".config/gcloud", ".kube", ".docker/config.json", ".netrc",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A protected path (absolute, canonical) and what it is when it exists."""
+
+    path: str
+    kind: TargetKind
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """One mount that keeps a protected path (or its parent) from changing."""
+
+    path: str
+    how: GuardHow  # pin: --bind P P; ro: --ro-bind P P; null: /dev/null; empty: ro tmpfs
+    placeholder: bool = False  # bwrap creates the mount point on the host
+
+
+@dataclass(frozen=True, slots=True)
+class Mask:
+    """A secret hidden from every mode: a read-only tmpfs or ``/dev/null`` over it."""
+
+    path: str
+    is_dir: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """Everything but the command: what one executor configuration mounts."""
+
+    bwrap: str
+    mode: SandboxMode
+    network: bool
+    workspace: str
+    writable_roots: tuple[str, ...] = ()
+    guards: tuple[Guard, ...] = ()
+    masks: tuple[Mask, ...] = ()
+
+    @property
+    def roots(self) -> tuple[str, ...]:
+        """The writable roots of this mode, workspace first (none in read-only)."""
+        if self.mode != "workspace-write":
+            return ()
+        rest = tuple(r for r in self.writable_roots if r != self.workspace)
+        return (self.workspace, *rest)
+
+
+def inside(path: str, root: str) -> bool:
+    """``path`` is ``root`` or below it (both absolute and normalised)."""
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def protected_targets(roots: Sequence[str], home: str, extra: Iterable[str] = ()) -> list[Target]:
+    """The protected paths to consider: git internals and rc files of every root,
+    the full rc list of ``home``, and ``extra`` (gate config, policies, audit log,
+    configured paths). Callers canonicalise; :func:`plan_guards` drops outsiders."""
+    from shellgate.policy.protected import SHELL_RC_FILES
+
+    out: list[Target] = []
+    for root in roots:
+        out.append(Target(os.path.join(root, ".git"), "gitdir"))
+        out.append(Target(os.path.join(root, ".git", "hooks"), "dir"))
+        out.append(Target(os.path.join(root, ".git", "config"), "file"))
+        out.extend(Target(os.path.join(root, rc), "file") for rc in ROOT_RC_FILES)
+    for rc in SHELL_RC_FILES:
+        kind: TargetKind = "dir" if rc.endswith("conf.d") else "file"
+        out.append(Target(os.path.join(home, rc), kind))
+    out.extend(Target(p, "file") for p in extra)
+    return out
+
+
+def plan_guards(
+    roots: Sequence[str], targets: Iterable[Target], kind_of: Callable[[str], PathKind]
+) -> tuple[Guard, ...]:
+    """Mounts that keep every target inside a root unwritable and its name fixed.
+
+    Targets outside every root are skipped (they are read-only already). The
+    result is ordered shallowest first and has one guard per path.
+    """
+    chosen: dict[str, Guard] = {}
+
+    def add(guard: Guard) -> None:
+        # A stronger guard on the same path wins: ro/null/empty over a pin.
+        if guard.path not in chosen or chosen[guard.path].how == "pin":
+            chosen[guard.path] = guard
+
+    for target in targets:
+        root = max((r for r in roots if inside(target.path, r)), key=len, default=None)
+        if root is None or target.path == root:
+            continue
+        parts = target.path[len(root.rstrip("/")) + 1 :].split("/")
+        current = root.rstrip("/")
+        for depth, part in enumerate(parts):
+            current = f"{current}/{part}"
+            last = depth == len(parts) - 1
+            kind = kind_of(current)
+            if kind == "missing":
+                is_file = last and target.kind == "file"
+                add(Guard(current, "null" if is_file else "empty", placeholder=True))
+                break
+            if kind == "file":
+                # A file where the path needs a directory: fix it so it cannot be
+                # swapped for a directory that holds the target.
+                add(Guard(current, "ro"))
+                break
+            if last:
+                add(Guard(current, "pin" if target.kind == "gitdir" else "ro"))
+            else:
+                add(Guard(current, "pin"))
+    return tuple(sorted(chosen.values(), key=lambda g: (g.path.count("/"), g.path)))
+
+
+def workdir_allowed(profile: Profile, cwd: str) -> bool:
+    """Confined modes run only inside the workspace; full-access anywhere."""
+    return profile.mode == "full-access" or inside(cwd, profile.workspace)
+
+
+def build_argv(
+    profile: Profile,
+    *,
+    shell: str,
+    command: str,
+    cwd: str,
+    seccomp_fd: int | None,
+) -> list[str]:
+    """The complete bwrap argv for one command (``shell`` absolute, ``cwd`` canonical)."""
+    if not os.path.isabs(shell):
+        raise ValueError(f"the shell must be an absolute path, got {shell!r}")
+    argv = [
+        profile.bwrap,
+        "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+        "--unshare-cgroup-try",
+        *([] if profile.network else ["--unshare-net"]),
+        "--new-session", "--die-with-parent",
+        "--disable-userns", "--assert-userns-disabled",
+        "--cap-drop", "ALL",
+    ]  # fmt: skip
+    if profile.mode == "full-access":
+        argv += ["--bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    else:
+        argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]  # noqa: S108 - a private tmpfs, not a host path
+        for root in profile.roots:
+            argv += ["--bind", root, root]
+        for guard in profile.guards:
+            argv += _guard_args(guard)
+    for mask in profile.masks:
+        if mask.is_dir:
+            argv += ["--tmpfs", mask.path, "--remount-ro", mask.path]
+        else:
+            argv += ["--ro-bind", "/dev/null", mask.path]
+    argv += ["--chdir", cwd]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
+    argv += ["--", shell, "-c", command]
+    return argv
+
+
+def _guard_args(guard: Guard) -> list[str]:
+    if guard.how == "pin":
+        return ["--bind", guard.path, guard.path]
+    if guard.how == "ro":
+        return ["--ro-bind", guard.path, guard.path]
+    if guard.how == "null":
+        return ["--ro-bind", "/dev/null", guard.path]
+    return ["--tmpfs", guard.path, "--remount-ro", guard.path]

@@ -1,0 +1,83 @@
+"""Fixtures shared by every test package: configs in tmp dirs, gates, process checks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shellgate.approval import AllowApprover
+from shellgate.config import Config, load_config
+from shellgate.gate import Gate
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def make_config(tmp_path: Path, **sections: dict[str, Any]) -> Config:
+    """A config rooted in ``tmp_path``: workspace ``tmp_path/ws``, audit in tmp, no policy files."""
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    base: dict[str, dict[str, Any]] = {
+        "executor": {"workspace": str(ws), "grace_ms": 400},
+        "audit": {"path": str(tmp_path / "audit.jsonl")},
+        "policy": {"paths": []},
+    }
+    for name, values in sections.items():
+        base.setdefault(name, {}).update(values)
+    return load_config(None, **base)
+
+
+@pytest.fixture
+def config_factory(tmp_path: Path) -> Callable[..., Config]:
+    return lambda **sections: make_config(tmp_path, **sections)
+
+
+@pytest.fixture
+async def open_gate(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
+    """``await open_gate(**sections)``: a gate that approves every ask (closed after the test)."""
+    gates: list[Gate] = []
+
+    async def factory(approver: Any = None, **sections: dict[str, Any]) -> Gate:
+        gate = Gate(make_config(tmp_path, **sections), approver=approver or AllowApprover())
+        await gate.open()
+        gates.append(gate)
+        return gate
+
+    yield factory
+    for gate in gates:
+        await gate.aclose()
+
+
+def pids_with_arg(marker: str) -> list[int]:
+    """Live (non-zombie) processes whose command line contains ``marker``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ")
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != "Z" and int(entry) != os.getpid():
+            found.append(int(entry))
+    return found
+
+
+def wait_until(predicate: Callable[[], bool], timeout_s: float = 10.0) -> bool:
+    """Poll ``predicate`` until true (a bounded wait on an observable condition)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+def bwrap_works() -> bool:
+    return shutil.which("bwrap") is not None

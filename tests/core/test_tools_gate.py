@@ -1,0 +1,319 @@
+"""Gate-level behaviour of the tools: validation, tasks, notices, environment."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shellgate.approval import AllowApprover
+from shellgate.gate import Gate
+from shellgate.tools.tasks import Owner
+from tests.conftest import make_config, pids_with_arg
+
+
+async def bash(gate: Gate, command: str, **extra: Any) -> Any:
+    return await gate.call("bash", {"command": command, "description": "core test", **extra})
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        pytest.param(
+            {"command": "", "description": "d"},
+            "invalid command: expected a non-empty string",
+            id="empty-command",
+        ),
+        pytest.param(
+            {"command": "   ", "description": "d"},
+            "invalid command: expected a non-empty string",
+            id="blank-command",
+        ),
+        pytest.param(
+            {"command": 5, "description": "d"},
+            "invalid command: expected a non-empty string",
+            id="number-command",
+        ),
+        pytest.param(
+            {"command": "ls"},
+            'invalid arguments: missing required property "description"',
+            id="no-description",
+        ),
+        pytest.param(
+            {"description": "d"},
+            'invalid arguments: missing required property "command"',
+            id="no-command",
+        ),
+        pytest.param(
+            {"command": "ls", "description": "d", "timeoutMs": 0},
+            "invalid timeoutMs: expected a positive number, got 0",
+            id="zero-timeout",
+        ),
+        pytest.param(
+            {"command": "ls", "description": "d", "timeoutMs": -5},
+            "invalid timeoutMs: expected a positive number, got -5",
+            id="negative-timeout",
+        ),
+        pytest.param(
+            {"command": "ls", "description": "d", "timeoutMs": "10"},
+            'invalid timeoutMs: expected a positive number, got "10"',
+            id="string-timeout",
+        ),
+        pytest.param(
+            {"command": "ls", "description": "d", "timeoutMs": True},
+            "invalid timeoutMs: expected a positive number, got true",
+            id="bool-timeout",
+        ),
+        pytest.param(
+            {"command": "ls", "description": "d", "run_in_background": "yes"},
+            'invalid run_in_background: expected a boolean, got "yes"',
+            id="string-background",
+        ),
+        pytest.param(
+            {"command": "ls", "description": "d", "workdir": 3},
+            "invalid workdir: expected a string, got 3",
+            id="number-workdir",
+        ),
+        pytest.param(
+            {"command": "ls", "description": "d", "rm": 1},
+            'invalid arguments: unknown property "rm"',
+            id="unknown-key",
+        ),
+        pytest.param(
+            {
+                "command": "ls",
+                "description": "d",
+                "sandbox_permissions": "full-access",
+                "justification": "x",
+            },
+            'invalid arguments: unknown property "sandbox_permissions"',
+            id="escalation-unsandboxed",
+        ),
+        pytest.param(
+            ["ls"], 'invalid arguments: expected an object, got ["ls"]', id="not-an-object"
+        ),
+    ],
+)
+async def test_validation_errors_name_field_and_value(
+    open_gate: Any, arguments: Any, message: str
+) -> None:
+    gate = await open_gate()
+    marker = gate.executor.workspace / "ran"
+    result = await gate.call("bash", arguments)
+    assert (result.text, result.is_error) == (f"Error: {message}", True)
+    assert not marker.exists()
+
+
+async def test_unknown_tool_is_an_error(open_gate: Any) -> None:
+    gate = await open_gate()
+    result = await gate.call("python", {"code": "1"})
+    assert result.is_error
+    assert result.text.startswith("Error: unknown tool 'python'")
+
+
+async def test_task_ids_are_per_owner(open_gate: Any) -> None:
+    gate = await open_gate()
+    await gate.call(
+        "bash",
+        {"command": "sleep 31.4201", "description": "d", "run_in_background": True},
+        session="a",
+    )
+    foreign = await gate.call("bash_output", {"task_id": "bash-1"}, session="b")
+    assert (foreign.text, foreign.is_error) == ("Error: unknown task bash-1", True)
+    foreign_kill = await gate.call(
+        "bash_kill", {"task_id": "bash-1"}, subject="mallory", session="a"
+    )
+    assert foreign_kill.text == "Error: unknown task bash-1"
+    assert pids_with_arg("31.4201")  # the foreign kill did nothing
+    mine = await gate.call("bash_kill", {"task_id": "bash-1"}, session="a")
+    assert mine.text == "requested cancellation of task bash-1"
+
+
+async def test_task_limit_is_actionable_and_ids_are_never_reused(open_gate: Any) -> None:
+    gate = await open_gate(executor={"max_tasks": 2})
+    for _ in range(2):
+        await bash(gate, "sleep 31.4202", run_in_background=True)
+    third = await bash(gate, "sleep 31.4202", run_in_background=True)
+    assert third.is_error
+    assert third.text.startswith("Error: too many background tasks running (2 of 2);")
+    assert "bash_kill" in third.text
+    await gate.call("bash_kill", {"task_id": "bash-1"})
+    await gate.tasks.get(gate.owner(None, None, None), "bash-1").process.done
+    fourth = await bash(gate, "true", run_in_background=True)
+    assert fourth.text == "started background task bash-3"
+
+
+async def test_one_notice_when_nobody_read_the_final_status(open_gate: Any) -> None:
+    gate = await open_gate()
+    owner = gate.owner(None, None, None)
+    await bash(gate, "sleep 0.1", run_in_background=True)
+    await gate.tasks.get(owner, "bash-1").process.done
+    await asyncio.sleep(0)  # let the done-callback run
+    assert gate.pop_notices(owner) == [
+        "background task bash-1 (sleep 0.1) finished [status: completed, exit code: 0]. "
+        "Read its output with bash_output."
+    ]
+    assert gate.pop_notices(owner) == []
+
+
+async def test_no_notice_after_the_final_status_was_read(open_gate: Any) -> None:
+    gate = await open_gate()
+    owner = gate.owner(None, None, None)
+    await bash(gate, "true", run_in_background=True)
+    task = gate.tasks.get(owner, "bash-1")
+    await task.process.done
+    await asyncio.sleep(0)  # the notice is queued now, not yet collected by the host
+    read = await gate.call("bash_output", {"task_id": "bash-1"})
+    assert read.text.endswith("[status: completed, exit code: 0]")
+    assert gate.pop_notices(owner) == []  # withdrawn: the model saw the end itself
+
+
+async def test_no_notice_for_a_killed_task(open_gate: Any) -> None:
+    gate = await open_gate()
+    owner = gate.owner(None, None, None)
+    await bash(gate, "sleep 30", run_in_background=True)
+    await gate.call("bash_kill", {"task_id": "bash-1"})
+    await gate.tasks.get(owner, "bash-1").process.done
+    await asyncio.sleep(0)
+    assert gate.pop_notices(owner) == []
+
+
+async def test_notice_sink_callback_gets_owner(tmp_path: Path) -> None:
+    got: list[tuple[Owner, str]] = []
+    cfg = make_config(tmp_path)
+    async with Gate(cfg, approver=AllowApprover(), notices=lambda o, t: got.append((o, t))) as gate:
+        await gate.call(
+            "bash",
+            {"command": "exit 2", "description": "d", "run_in_background": True},
+            session="s1",
+        )
+        await gate.tasks.get(gate.owner(None, None, "s1"), "bash-1").process.done
+        await asyncio.sleep(0)
+    assert got == [
+        (
+            Owner("agent", "default", "s1"),
+            "background task bash-1 (exit 2) finished [status: completed, exit code: 2]. "
+            "Read its output with bash_output.",
+        )
+    ]
+
+
+async def test_parent_credentials_do_not_reach_commands(
+    open_gate: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SG_TEST_API_KEY", "leak")
+    monkeypatch.setenv("SG_TEST_PLAIN", "fine")
+    monkeypatch.setenv("BASH_ENV", "/nonexistent/evil.sh")
+    gate = await open_gate()
+    result = await bash(gate, "env")
+    assert "SG_TEST_PLAIN=fine" in result.text
+    assert "leak" not in result.text
+    assert "BASH_ENV" not in result.text
+
+
+async def test_exported_function_cannot_shadow_a_command(
+    open_gate: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BASH_FUNC_echo%%", "() { printf hijacked; }")
+    gate = await open_gate()
+    assert (await bash(gate, "echo real")).text == "real\n"
+
+
+async def test_trusted_caller_env_and_forged_session(tmp_path: Path) -> None:
+    cfg = make_config(tmp_path)
+    env = {"PROJECT": "demo", "SHELLGATE_SESSION_ID": "forged"}
+    async with Gate(cfg, approver=AllowApprover(), env=env, session="real-session") as gate:
+        result = await bash(gate, "echo $PROJECT $SHELLGATE_SESSION_ID")
+    assert result.text == "demo real-session\n"
+
+
+async def test_workspace_through_a_symlink(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    (real / "sub").mkdir(parents=True)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    cfg = make_config(tmp_path, executor={"workspace": str(link)})
+    async with Gate(cfg, approver=AllowApprover()) as gate:
+        result = await bash(gate, "pwd", workdir="sub")
+        missing = await bash(gate, "pwd", workdir="nope")
+    assert result.text == f"{real / 'sub'}\n"
+    assert missing.text == "Error: working directory does not exist: nope"
+
+
+async def test_binary_output_is_decoded_losslessly_enough(open_gate: Any) -> None:
+    gate = await open_gate()
+    result = await bash(gate, r"printf 'a\xff\x00b'")
+    assert result.text == "a\ufffd\x00b"
+
+
+async def test_huge_output_is_bounded(open_gate: Any) -> None:
+    gate = await open_gate(executor={"max_output_bytes": 4096, "max_spill_bytes": 1 << 20})
+    result = await bash(gate, "head -c 50000000 /dev/zero | tr '\\0' x")
+    body, notice = result.text.split("\n[output truncated; full output: ")
+    assert body == "x" * 4096
+    assert notice == "(unavailable)]"
+
+
+async def test_closed_gate_refuses_calls(tmp_path: Path) -> None:
+    gate = Gate(make_config(tmp_path), approver=AllowApprover())
+    await gate.open()
+    await gate.aclose()
+    result = await bash(gate, "true")
+    assert result.is_error
+    assert "shutting down" in result.text
+
+
+def test_background_task_survives_between_sync_calls(tmp_path: Path) -> None:
+    from shellgate.gate import SyncGate
+
+    with SyncGate(make_config(tmp_path), approver=AllowApprover()) as gate:
+        gate.call(
+            "bash",
+            {"command": "sleep 0.3; echo late", "description": "d", "run_in_background": True},
+        )
+        gate.call("bash", {"command": "true", "description": "d"})
+        assert pids_with_arg("sleep 0.3")
+        gate.wait_task("bash-1")
+        out = gate.call("bash_output", {"task_id": "bash-1"})
+    assert out.text == "late\n[status: completed, exit code: 0]"
+
+
+def test_parent_death_kills_commands(tmp_path: Path) -> None:
+    """A host killed with SIGKILL takes its commands with it (parent-death signal)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "host.py"
+    script.write_text(
+        "import asyncio, sys\n"
+        "from shellgate.approval import AllowApprover\n"
+        "from shellgate.gate import Gate\n"
+        "from tests.conftest import make_config\n"
+        "from pathlib import Path\n"
+        "async def main():\n"
+        f"    gate = Gate(make_config(Path({str(tmp_path)!r})), approver=AllowApprover())\n"
+        "    await gate.open()\n"
+        "    await gate.call('bash', {'command': 'sleep 31.4203', 'description': 'd', 'run_in_background': True})\n"
+        "    print('ready', flush=True)\n"
+        "    await asyncio.sleep(60)\n"
+        "asyncio.run(main())\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": f"{root / 'src'}:{root}"}
+    with subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, env=env, cwd=root
+    ) as host:
+        assert host.stdout is not None
+        assert host.stdout.readline().strip() == b"ready"
+        assert pids_with_arg("31.4203")
+        host.send_signal(signal.SIGKILL)
+        host.wait()
+    deadline = time.monotonic() + 5
+    while pids_with_arg("31.4203") and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not pids_with_arg("31.4203")
