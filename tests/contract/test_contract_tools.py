@@ -158,11 +158,15 @@ async def test_environment_overrides_and_managed_facts(gate: Any) -> None:
 
 
 async def test_background_delta_status_and_completion(gate: Any) -> None:
-    started = await bash(gate, "echo first; sleep 0.6; echo second", run_in_background=True)
+    # The task waits for a file the test creates, so "running" is certain when read.
+    command = "echo first; while [ ! -e go ]; do sleep 0.02; done; echo second"
+    started = await bash(gate, command, run_in_background=True)
     assert started.text == "started background task bash-1"
     first = await _read_until(gate, "bash-1", lambda t: "first" in t)
     assert first == "first\n[status: running]"
-    final = await _read_until(gate, "bash-1", lambda t: "completed" in t)
+    (gate.executor.workspace / "go").touch()
+    await _finished(gate, "bash-1")
+    final = (await gate.call("bash_output", {"task_id": "bash-1"})).text
     assert final == "second\n[status: completed, exit code: 0]"
     again = await gate.call("bash_output", {"task_id": "bash-1"})
     assert again.text == "(no new output)\n[status: completed, exit code: 0]"

@@ -28,6 +28,7 @@ import os
 import shutil
 import signal
 import stat
+import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -170,41 +171,81 @@ def _signal_pid(pid: int, sig: int) -> None:
         os.kill(pid, sig)
 
 
-class _Protocol(asyncio.SubprocessProtocol):
-    """Feeds the two collectors directly and tells leader exit from pipe EOF.
+_READ_BYTES = 256 * 1024  # per pipe read
 
-    asyncio's ``Process.wait()`` only returns once the pipes close too, which a
-    ``cmd &`` holding stdout would delay forever; ``process_exited`` does not.
+
+class _Watch:
+    """Leader exit (a pidfd) and the two pipes, read straight from the event loop.
+
+    asyncio's subprocess transport would do, but its default child watcher on
+    Python 3.11 starts one thread per process (≈0.5 ms a call) and its
+    ``Process.wait()`` only returns once the pipes close — which a ``cmd &``
+    holding stdout delays forever. A pidfd is readable exactly when the leader
+    exits; reaping it is then a non-blocking ``waitpid``.
     """
 
-    def __init__(self, stdout: StreamBuffer, stderr: StreamBuffer) -> None:
-        loop = asyncio.get_running_loop()
-        self.buffers = {1: stdout, 2: stderr}
-        self.exited: asyncio.Future[None] = loop.create_future()
-        self.eof: dict[int, asyncio.Future[None]] = {
-            1: loop.create_future(),
-            2: loop.create_future(),
-        }
+    def __init__(
+        self, popen: subprocess.Popen[bytes], stdout: StreamBuffer, stderr: StreamBuffer
+    ) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.popen = popen
+        self.exited: asyncio.Future[None] = self.loop.create_future()
+        self.eof: dict[int, asyncio.Future[None]] = {}
+        self._fds: list[int] = []
+        self._pidfd = os.pidfd_open(popen.pid)
+        self.loop.add_reader(self._pidfd, self._on_exit)
+        assert popen.stdout is not None
+        assert popen.stderr is not None
+        for pipe, buf in ((popen.stdout, stdout), (popen.stderr, stderr)):
+            fd = pipe.fileno()
+            os.set_blocking(fd, False)
+            done: asyncio.Future[None] = self.loop.create_future()
+            self.eof[fd] = done
+            self._fds.append(fd)
+            self.loop.add_reader(fd, self._on_readable, fd, buf, done)
 
-    def pipe_data_received(self, fd: int, data: bytes) -> None:
-        self.buffers[fd].feed(data)
-
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd in self.eof and not self.eof[fd].done():
-            self.buffers[fd].close()
-            self.eof[fd].set_result(None)
-
-    def process_exited(self) -> None:
+    def _on_exit(self) -> None:
+        self.loop.remove_reader(self._pidfd)
+        os.close(self._pidfd)
+        self._pidfd = -1
+        self.popen.wait()  # the pidfd said it exited: this reaps without blocking
         if not self.exited.done():
             self.exited.set_result(None)
+
+    def _on_readable(self, fd: int, buf: StreamBuffer, done: asyncio.Future[None]) -> None:
+        try:
+            data = os.read(fd, _READ_BYTES)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if data:
+            buf.feed(data)
+            return
+        self.loop.remove_reader(fd)
+        buf.close()
+        if not done.done():
+            done.set_result(None)
+
+    def close(self) -> None:
+        """Stop reading and close our pipe ends (the group is already stopped)."""
+        for fd in self._fds:
+            self.loop.remove_reader(fd)
+        for pipe in (self.popen.stdout, self.popen.stderr):
+            if pipe is not None:
+                pipe.close()
+        if self._pidfd >= 0:
+            self.loop.remove_reader(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = -1
 
 
 @dataclass
 class Proc:
     """One spawned command: its leader, its group, its pipes and its escapees."""
 
-    transport: asyncio.SubprocessTransport
-    protocol: _Protocol
+    popen: subprocess.Popen[bytes]
+    watch: _Watch
     stdout: StreamBuffer
     stderr: StreamBuffer
     call_id: str
@@ -213,11 +254,11 @@ class Proc:
 
     @property
     def pid(self) -> int:
-        return self.transport.get_pid()
+        return self.popen.pid
 
     @property
     def returncode(self) -> int | None:
-        return self.transport.get_returncode()
+        return self.popen.returncode
 
     @classmethod
     async def spawn(
@@ -231,32 +272,36 @@ class Proc:
         stderr: StreamBuffer,
         call_id: str,
     ) -> Proc:
-        loop = asyncio.get_running_loop()
-        transport, protocol = await loop.subprocess_exec(
-            lambda: _Protocol(stdout, stderr),
-            *argv,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+        # Spawned on the loop's thread: the parent-death signal follows this thread.
+        popen = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             cwd=cwd,
             env=env,
             start_new_session=True,
             pass_fds=tuple(pass_fds),
             close_fds=True,
+            bufsize=0,
         )
-        return cls(
-            transport=transport, protocol=protocol, stdout=stdout, stderr=stderr, call_id=call_id
-        )
+        try:
+            watch = _Watch(popen, stdout, stderr)
+        except BaseException:
+            popen.kill()
+            popen.wait()
+            raise
+        return cls(popen=popen, watch=watch, stdout=stdout, stderr=stderr, call_id=call_id)
 
     async def wait_leader(self) -> int:
-        await asyncio.shield(self.protocol.exited)
+        await asyncio.shield(self.watch.exited)
         code = self.returncode
         assert code is not None
         return code
 
     async def drain(self, timeout_s: float) -> bool:
         """Wait for both pipes to reach EOF, at most ``timeout_s``."""
-        pending = [f for f in self.protocol.eof.values() if not f.done()]
+        pending = [f for f in self.watch.eof.values() if not f.done()]
         if not pending:
             return True
         _, still = await asyncio.wait(pending, timeout=timeout_s)
@@ -329,7 +374,7 @@ class Proc:
 
     async def close_pumps(self) -> None:
         """Close our ends of the pipes (the group is already stopped)."""
-        self.transport.close()
+        self.watch.close()
         self.stdout.close()
         self.stderr.close()
 
