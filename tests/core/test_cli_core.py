@@ -1,0 +1,105 @@
+"""``shellgate run`` and ``shellgate schema`` through the real CLI process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.pop("SHELLGATE_CONFIG", None)
+    return subprocess.run(
+        [sys.executable, "-m", "shellgate.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.fixture
+def conf(tmp_path: Path) -> Path:
+    (tmp_path / "ws").mkdir()
+    policy = tmp_path / "pol"
+    policy.mkdir()
+    (policy / "model.conf").write_text((ROOT / "src/shellgate/policy/model.conf").read_text())
+    (policy / "policy.csv").write_text(
+        "p, agent, *, echo *, allow\np, agent, *, exit *, allow\np, agent, *, seq *, allow\n"
+        "p, agent, *, rm *, deny, no deleting here\n"
+    )
+    path = tmp_path / "shellgate.toml"
+    path.write_text(
+        '[executor]\nworkspace = "ws"\nmax_output_bytes = 100\n'
+        '[policy]\npaths = ["pol"]\ndefault = "deny"\n[audit]\npath = "audit.jsonl"\n'
+    )
+    return path
+
+
+def test_run_prints_the_model_text_and_exits_with_the_status(conf: Path) -> None:
+    ok = cli("run", "--config", str(conf), "--", "echo hi", cwd=conf.parent)
+    assert (ok.returncode, ok.stdout) == (0, "hi\n")
+    failed = cli("run", "--config", str(conf), "--", "exit 7", cwd=conf.parent)
+    assert (failed.returncode, failed.stdout) == (7, "(no output)\n[exit code: 7]\n")
+
+
+def test_run_denied_exits_126_naming_the_rule(conf: Path) -> None:
+    denied = cli("run", "--config", str(conf), "--", "rm -rf /", cwd=conf.parent)
+    assert denied.returncode == 126
+    assert "denied by casbin rule" in denied.stderr
+    assert "no deleting here" in denied.stderr
+
+
+def test_run_keeps_spill_files_for_the_user(conf: Path) -> None:
+    result = cli("run", "--config", str(conf), "--", "seq 1 1000", cwd=conf.parent)
+    path = result.stdout.rsplit("full output: ", 1)[1].split("]")[0]
+    assert Path(path).read_text() == "".join(f"{i}\n" for i in range(1, 1001))
+    Path(path).unlink()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(["--executor", "docker"], "invalid --executor", id="bad-executor"),
+        pytest.param(["--sandbox", "yolo"], "invalid --sandbox", id="bad-sandbox"),
+        pytest.param(
+            ["--workdir", "/no/such"], "working directory does not exist", id="bad-workdir"
+        ),
+    ],
+)
+def test_run_usage_errors_are_one_line_exit_2(conf: Path, args: list[str], message: str) -> None:
+    result = cli("run", "--config", str(conf), *args, "--", "echo hi", cwd=conf.parent)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_run_bad_config_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[executor]\nbogus = 1\n")
+    result = cli("run", "--config", str(bad), "--", "true", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"error: {bad}: unknown key 'executor.bogus'"
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "mcp"])
+def test_schema_command(tmp_path: Path, fmt: str) -> None:
+    result = cli("schema", "--format", fmt, cwd=tmp_path)
+    assert result.returncode == 0
+    tools = json.loads(result.stdout)
+    assert len(tools) == 3
+
+
+def test_schema_bad_format(tmp_path: Path) -> None:
+    result = cli("schema", "--format", "gemini", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "invalid --format" in result.stderr

@@ -1,0 +1,118 @@
+"""Config loading: unknown keys are errors, env overrides the file, paths rebase."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shellgate.config import load_config
+from shellgate.errors import ConfigError
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "shellgate.toml"
+    path.write_text(text)
+    return path
+
+
+def test_defaults_match_the_documented_file() -> None:
+    cfg = load_config(None)
+    ex = cfg.executor
+    assert (ex.kind, ex.timeout_ms, ex.max_timeout_ms, ex.max_output_bytes) == (
+        "local",
+        120000,
+        600000,
+        64000,
+    )
+    assert (ex.max_spill_bytes, ex.grace_ms, ex.max_tasks) == (67108864, 3000, 10)
+    assert (cfg.sandbox.mode, cfg.sandbox.network, cfg.sandbox.escalation) == (
+        "workspace-write",
+        False,
+        True,
+    )
+    assert (cfg.policy.subject, cfg.policy.tenant, cfg.policy.default) == (
+        "agent",
+        "default",
+        "ask",
+    )
+    assert cfg.approval.mode == "deny"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            "[executor]\ntimout_ms = 5\n",
+            "unknown key 'executor.timout_ms'",
+            id="unknown-nested-key",
+        ),
+        pytest.param("[nonsense]\nx = 1\n", "unknown key 'nonsense'", id="unknown-section"),
+        pytest.param(
+            "[executor]\nkind = 'docker'\n", "invalid value for 'executor.kind'", id="bad-kind"
+        ),
+        pytest.param(
+            "[executor]\ntimeout_ms = 0\n",
+            "invalid value for 'executor.timeout_ms'",
+            id="zero-timeout",
+        ),
+        pytest.param("[policy]\ndefault = 'allow'\n", "never 'allow'", id="default-allow-refused"),
+        pytest.param(
+            "[sandbox]\nmode = 'yolo'\n", "invalid value for 'sandbox.mode'", id="bad-mode"
+        ),
+        pytest.param("[executor\n", "not valid TOML", id="broken-toml"),
+        pytest.param(
+            "[approval]\nmode = 'always'\n", "invalid value for 'approval.mode'", id="bad-approval"
+        ),
+    ],
+)
+def test_bad_files_name_file_and_key(tmp_path: Path, text: str, message: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value).startswith(str(path))
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_binary_file(tmp_path: Path) -> None:
+    path = tmp_path / "bin.toml"
+    path.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(path)
+
+
+def test_relative_paths_resolve_against_the_file(tmp_path: Path) -> None:
+    sub = tmp_path / "conf"
+    sub.mkdir()
+    path = sub / "shellgate.toml"
+    path.write_text(
+        '[executor]\nworkspace = "ws"\n[policy]\npaths = ["pol"]\n[audit]\npath = "a.jsonl"\n'
+    )
+    cfg = load_config(path)
+    assert cfg.executor.workspace == sub / "ws"
+    assert cfg.policy.paths == (sub / "pol",)
+    assert cfg.audit.path == sub / "a.jsonl"
+
+
+def test_environment_overrides_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, "[executor]\ntimeout_ms = 5000\n")
+    monkeypatch.setenv("SHELLGATE_EXECUTOR__TIMEOUT_MS", "7000")
+    assert load_config(path).executor.timeout_ms == 7000
+
+
+def test_environment_unknown_key_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHELLGATE_EXECUTOR__TIMEOUT", "7000")
+    with pytest.raises(ConfigError, match="unknown key"):
+        load_config(None)
+
+
+def test_config_path_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, "[executor]\nmax_tasks = 3\n")
+    monkeypatch.setenv("SHELLGATE_CONFIG", str(path))
+    assert load_config().executor.max_tasks == 3
