@@ -6,10 +6,8 @@ detail. Nothing happens at import time: names are resolved on first use
 approvers, and the gate, its plugins and its executors are created explicitly.
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import typing as _typing
 
 __version__ = "0.1.0"
 
@@ -83,11 +81,11 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'shellgate' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(_importlib.import_module(module), name)
     globals()[name] = value  # resolve once
     return value
 
@@ -96,7 +94,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from shellgate.approval import (
         AllowApprover,
         Approver,
