@@ -74,6 +74,7 @@ class PolicyConfig(_Section):
     max_command_bytes: int = Field(100_000, gt=0)
     max_segments: int = Field(64, gt=0)
     max_depth: int = Field(16, gt=0)
+    max_syntax_nodes: int = Field(10_000, gt=0)  # bounds analysis time (~7 µs a node)
 
     @field_validator("default")
     @classmethod

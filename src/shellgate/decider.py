@@ -7,8 +7,8 @@ executes anything, so ``shellgate check`` builds only this.
 from __future__ import annotations
 
 from shellgate.config import Config
-from shellgate.models import Analysis, CallInfo, Segment, SegmentVerdict, Verdict
-from shellgate.policy.builtin import input_guard
+from shellgate.models import Analysis, CallInfo, Decision, Segment, SegmentVerdict, Verdict
+from shellgate.policy.builtin import INPUT_GUARD, input_guard
 from shellgate.policy.engine import Layer, decide, layers_of, new_plugin_manager
 from shellgate.policy.setup import register_layers
 
@@ -36,6 +36,7 @@ class Decider:
             workdir=call.workdir,
             max_segments=pol.max_segments,
             max_depth=pol.max_depth,
+            max_nodes=pol.max_syntax_nodes,
         )
 
     def decide(self, call: CallInfo) -> Verdict:
@@ -47,6 +48,14 @@ class Decider:
                 decision=guard, segments=(SegmentVerdict(segment=whole, decision=guard),)
             )
         analysis = self.analyse(call)
+        if analysis.refused is not None:
+            refusal = Decision(effect="deny", reason=analysis.refused, layer=INPUT_GUARD)
+            return Verdict(
+                decision=refusal,
+                segments=tuple(
+                    SegmentVerdict(segment=s, decision=refusal) for s in analysis.segments
+                ),
+            )
         return decide(
             call,
             analysis,

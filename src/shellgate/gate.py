@@ -162,13 +162,10 @@ class Gate:
         try:
             if tool == "bash":
                 return await BashCall(self, owner, arguments, abort).run()
-            if tool == "bash_output":
-                task = self.tasks.get(owner, validate_task(arguments))
-                return ToolResult(self.tasks.read(task))
-            if tool == "bash_kill":
-                task = self.tasks.get(owner, validate_task(arguments))
-                return ToolResult(self.tasks.kill(task))
+            if tool in ("bash_output", "bash_kill"):
+                return self._task_call(tool, owner, arguments)
         except (ToolInputError, TaskError) as exc:
+            self._audit_task(tool, owner, arguments, error=str(exc))
             return ToolResult(render.error(str(exc)), True, "error")
         except ShellgateError as exc:
             return ToolResult(render.error(str(exc)), True, "error")
@@ -176,6 +173,29 @@ class Gate:
             render.error(f"unknown tool {tool!r}; the tools are {', '.join(TOOL_NAMES)}"),
             True,
             "error",
+        )
+
+    def _task_call(self, tool: str, owner: Owner, arguments: object) -> ToolResult:
+        task = self.tasks.get(owner, validate_task(arguments))
+        text = self.tasks.read(task) if tool == "bash_output" else self.tasks.kill(task)
+        self._audit_task(tool, owner, arguments, task_id=task.id, status=render.status(task.result))
+        return ToolResult(text)
+
+    def _audit_task(self, tool: str, owner: Owner, arguments: object, **fields: object) -> None:
+        """bash_output / bash_kill run nothing, but every tool call is on the record."""
+        if tool not in ("bash_output", "bash_kill"):
+            return
+        if "task_id" not in fields and isinstance(arguments, dict):
+            fields["task_id"] = str(arguments.get("task_id", ""))[:100]
+        self.audit.append(
+            {
+                "type": "task",
+                "tool": tool,
+                "subject": owner.subject,
+                "tenant": owner.tenant,
+                "session": owner.session,
+                **fields,
+            }
         )
 
     async def wait_task(

@@ -98,12 +98,15 @@ class Analysis(_Frozen):
     """What a shell string will run, as far as static reading can tell.
 
     ``findings`` are whole-command problems (a parse error, too many segments,
-    nesting too deep); they make every segment at most ``ask``.
+    nesting too deep); they make every segment at most ``ask``. ``refused`` says
+    why the command was too large to analyse at all: the input guard then denies
+    it (nothing unread may run).
     """
 
     command: str
     segments: tuple[Segment, ...]
     findings: tuple[str, ...] = ()
+    refused: str | None = None
 
 
 class CallInfo(_Frozen):

@@ -317,3 +317,28 @@ def test_parent_death_kills_commands(tmp_path: Path) -> None:
     while pids_with_arg("31.4203") and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not pids_with_arg("31.4203")
+
+
+async def test_every_tool_call_is_audited(tmp_path: Path) -> None:
+    import json
+
+    cfg = make_config(tmp_path)
+    async with Gate(cfg, approver=AllowApprover()) as gate:
+        await bash(gate, "echo audited", run_in_background=True)
+        await gate.wait_task("bash-1")
+        await gate.call("bash_output", {"task_id": "bash-1"})
+        await gate.call("bash_kill", {"task_id": "bash-1"})
+        await gate.call("bash_kill", {"task_id": "bash-7"})
+    records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    kinds = [(r["type"], r.get("tool")) for r in records]
+    assert kinds[0] == ("decision", "bash")
+    assert ("started", None) in kinds
+    assert ("task", "bash_output") in kinds
+    tasks = [r for r in records if r["type"] == "task"]
+    assert [t.get("status") for t in tasks[:2]] == ["[status: completed, exit code: 0]"] * 2
+    assert tasks[2]["error"] == "unknown task bash-7"
+    result = next(r for r in records if r["type"] == "result")
+    assert (result["exit_code"], result["task_id"], result["stdout_bytes"]) == (0, "bash-1", 8)
+    from shellgate.audit import verify
+
+    assert verify(tmp_path / "audit.jsonl").ok

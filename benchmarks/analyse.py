@@ -1,0 +1,91 @@
+"""Benchmark of shellgate.shell.analyse: typical agent commands and 100 KB worst cases.
+
+Run: ``PYTHONPATH=src .venv/bin/python benchmarks/analyse.py``. Prints p50/p99 in
+µs for parse + normalise of typical agent commands (50-300 characters; target
+p99 <= 300 µs) and the time of several 100 KB shapes (target <= 100 ms).
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+
+from shellgate.shell import analyse
+
+TYPICAL = [
+    "cd /work/project && git status --short && git diff --stat HEAD~1 | tail -n 20",
+    "grep -rn --include='*.py' 'def analyse' src/ tests/ 2>/dev/null | head -50",
+    "find . -name '*.pyc' -not -path './.venv/*' -exec rm -f {} + && echo cleaned",
+    "python3 -m pytest tests/shell -q -x --tb=short 2>&1 | tail -30",
+    "ls -la src/shellgate/shell && wc -l src/shellgate/shell/*.py | sort -n",
+    "git log --oneline --graph --decorate -n 30 -- src/shellgate/policy/engine.py",
+    "cat pyproject.toml | sed -n '1,40p'; echo '---'; cat README.md | head -n 40",
+    "sudo -u deploy env LANG=C timeout 30 rsync -az --delete build/ /srv/www/site/",
+    'for f in $(git ls-files "*.md"); do echo "== $f"; head -3 "$f"; done',
+    "docker compose -f docker-compose.yml logs --tail=100 web 2>&1 | grep -i error || true",
+    "bash -c 'set -euo pipefail; make clean && make -j4 all' > build.log 2>&1",
+    "curl -fsSL https://example.com/install.sh -o /tmp/install.sh && sha256sum /tmp/install.sh",
+    "npm run build --silent && npx eslint src --ext .ts,.tsx --max-warnings=0",
+    "jq -r '.items[] | select(.status==\"open\") | .id' data/issues.json | xargs -n1 echo",
+    "cat <<'EOF' > notes.txt\nfirst line\nsecond line with $dollar\nEOF\nwc -l notes.txt",
+]
+
+random.seed(4)
+_WORDS = ["ls", "cat", "grep", "echo", "git", "sed", "awk", "find", "head", "tail", "wc"]
+
+
+def _distinct(size: int) -> str:
+    parts: list[str] = []
+    length = i = 0
+    while length < size:
+        part = f"{random.choice(_WORDS)} file{i}.txt -n{i}"
+        parts.append(part)
+        length += len(part) + 2
+        i += 1
+    return "; ".join(parts)[:size].rsplit(";", 1)[0]
+
+
+BIG = {
+    "padding (echo ok; x11k) + rm": "; ".join(["echo ok"] * 11_000) + "; rm -rf /",
+    "distinct simple commands": _distinct(100_000),
+    "one command, 25k args": "echo " + " ".join(["arg"] * 24_000),
+    "&& chain": " && ".join(["ls -la"] * 10_000),
+    "heredoc body (quoted)": "cat > f <<'EOF'\n" + "line of text $x\n" * 6_000 + "EOF\n",
+    "one 100 KB word": "echo " + "a" * 99_990,
+    "nested $( x30k": "$(" * 24_000 + "ls" + ")" * 24_000,
+}
+
+
+def _time_once(command: str) -> float:
+    start = time.perf_counter()
+    analyse(command, workdir="/work/project")
+    return time.perf_counter() - start
+
+
+def typical(rounds: int = 400) -> None:
+    for command in TYPICAL:  # warm up the parser and the per-argv cache honestly:
+        analyse(command)  # every command is also measured cold once below
+    samples: list[float] = []
+    for _ in range(rounds):
+        for command in TYPICAL:
+            samples.append(_time_once(command) * 1e6)
+    samples.sort()
+    p50 = statistics.median(samples)
+    p99 = samples[int(len(samples) * 0.99) - 1]
+    lengths = [len(c) for c in TYPICAL]
+    print(f"typical agent commands ({min(lengths)}-{max(lengths)} chars, {len(samples)} runs)")
+    print(f"  p50 {p50:8.1f} µs   p99 {p99:8.1f} µs   (target p99 <= 300 µs)")
+
+
+def big() -> None:
+    print("100 KB commands (best of 3; target <= 100 ms)")
+    for name, command in BIG.items():
+        best = min(_time_once(command) for _ in range(3))
+        outcome = "refused (node budget)" if analyse(command).refused else "analysed"
+        print(f"  {name:32s} {len(command):7d} B  {best * 1000:8.1f} ms  {outcome}")
+
+
+if __name__ == "__main__":
+    typical()
+    big()

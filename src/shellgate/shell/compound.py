@@ -1,0 +1,200 @@
+"""Statement handlers for compound commands, declarations and tests.
+
+Each handler labels where the commands inside sit (``if condition``, ``loop
+body``, ``function body``…) and goes one nesting level deeper. Words that are
+only data to the construct (a ``for`` list, ``case`` patterns) are read for the
+substitutions inside them, whose commands do run; their other findings are
+dropped because the loop body's own use of the variable is a finding already.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from tree_sitter import Node
+
+from shellgate.shell._parser import text
+from shellgate.shell.drafts import Extra
+
+if TYPE_CHECKING:
+    from shellgate.shell.walker import Walker
+
+_WORDISH_VALUE = frozenset({"word", "string", "raw_string", "concatenation", "simple_expansion",
+                            "expansion", "number", "ansi_c_string", "command_substitution",
+                            "process_substitution", "arithmetic_expansion", "extglob_pattern",
+                            "brace_expression"})  # fmt: skip
+
+
+def _statements(walker: Walker, label: str, nodes: list[Node]) -> None:
+    """Walk ``nodes`` as statements one level deeper under ``label``."""
+    if not nodes:
+        return
+
+    def run(_: Node) -> None:
+        for node in nodes:
+            walker.statement(node)
+
+    walker.descend(label, run, nodes[0], scoped=False)
+
+
+def _data_words(walker: Walker, nodes: list[Node]) -> None:
+    """Read words that are data (for lists, case patterns): only substitutions matter."""
+    for node in nodes:
+        walker.words.read([node], [])
+
+
+def subshell(walker: Walker, node: Node, extra: Extra | None) -> None:
+    del extra
+    walker.descend("subshell", walker.block, node, scoped=True)
+
+
+def group(walker: Walker, node: Node, extra: Extra | None) -> None:
+    first = node.children[0].type if node.children else ""
+    if first == "((":
+        arithmetic(walker, node, extra)
+        return
+    walker.descend("group", walker.block, node, scoped=False)
+
+
+def arithmetic(walker: Walker, node: Node, extra: Extra | None) -> None:
+    """``(( … ))``: a segment of its own; variables in it can run code via subscripts."""
+    inner = text(walker.source, node.start_byte, node.end_byte).strip()[2:-2].strip()
+    findings = [f"arithmetic command '(( {inner[:40]} ))' (can run code via array subscripts)"]
+    walker.scan(node, "arithmetic")
+    walker.add(node, ("((", inner, "))"), [], extra or Extra(), findings)
+
+
+def if_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
+    del extra
+    _conditional(walker, node, "if condition", "if body", "then")
+
+
+def _conditional(walker: Walker, node: Node, cond: str, body: str, keyword: str) -> None:
+    """Statements before ``keyword`` are the condition, after it the body."""
+    before: list[Node] = []
+    after: list[Node] = []
+    seen = False
+    for child in node.children:
+        if child.type == keyword:
+            seen = True
+        elif child.type in ("elif_clause", "else_clause"):
+            if child.type == "elif_clause":
+                _conditional(walker, child, cond, body, "then")
+            else:
+                _statements(walker, body, [c for c in child.children if c.is_named])
+        elif child.is_named and child.type != "comment":
+            (after if seen else before).append(child)
+    _statements(walker, cond, before)
+    _statements(walker, body, after)
+
+
+def while_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
+    del extra
+    condition = [c for c in node.children if c.is_named and c.type not in ("do_group", "comment")]
+    body = [c for c in node.children if c.type == "do_group"]
+    _statements(walker, "loop condition", condition)
+    for group_node in body:
+        walker.descend("loop body", walker.block, group_node, scoped=False)
+
+
+def for_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
+    del extra
+    values = [c for c in node.children if c.type in _WORDISH_VALUE]
+    _data_words(walker, values)
+    for child in node.children:
+        if child.type == "do_group":
+            walker.descend("loop body", walker.block, child, scoped=False)
+
+
+def c_style_for(walker: Walker, node: Node, extra: Extra | None) -> None:
+    del extra
+    head = next((c for c in node.children if c.type == "do_group"), None)
+    walker.sink.note("arithmetic for-loop header (can run code via array subscripts)")
+    for child in node.children:
+        if child.type == "do_group":
+            walker.descend("loop body", walker.block, child, scoped=False)
+        elif child.is_named and child is not head:
+            walker.scan(child, "arithmetic")
+
+
+def case_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
+    del extra
+    for child in node.children:
+        if child.type == "case_item":
+            patterns = [c for c in child.children if walker_field(child, c) == "value"]
+            _data_words(walker, patterns)
+            body = [
+                c for c in child.children
+                if c.is_named and c.type != "comment" and walker_field(child, c) != "value"
+            ]  # fmt: skip
+            _statements(walker, "case body", body)
+        elif child.type in _WORDISH_VALUE:
+            _data_words(walker, [child])
+
+
+def walker_field(parent: Node, child: Node) -> str | None:
+    for index, candidate in enumerate(parent.children):
+        if candidate == child:
+            return parent.field_name_for_child(index)
+    return None
+
+
+def function_definition(walker: Walker, node: Node, extra: Extra | None) -> None:
+    del extra
+    name_node = node.child_by_field_name("name")
+    name = text(walker.source, name_node.start_byte, name_node.end_byte) if name_node else "?"
+    walker.sink.note(f"defines a function '{name}' (it can shadow any command)")
+    body = node.child_by_field_name("body")
+    if body is not None:
+        walker.descend("function body", walker.statement, body, scoped=True)
+
+
+def negated(walker: Walker, node: Node, extra: Extra | None) -> None:
+    for child in node.children:
+        if child.is_named and child.type != "comment":
+            walker.statement(child, extra)
+
+
+def declaration(walker: Walker, node: Node, extra: Extra | None) -> None:
+    """``export``/``declare``/``local``/``readonly``/``typeset``/``unset``: a segment."""
+    findings: list[str] = []
+    argv = tuple(walker.words_of(node, findings))
+    walker.add(node, argv, [], extra or Extra(), findings)
+
+
+def test_command(walker: Walker, node: Node, extra: Extra | None) -> None:
+    """``[ … ]`` and ``[[ … ]]``: a segment whose argv is the test's words."""
+    findings: list[str] = []
+    argv = tuple(walker.words_of(node, findings))
+    walker.add(node, argv, [], extra or Extra(), findings)
+
+
+def bare_assignment(walker: Walker, node: Node, extra: Extra | None) -> None:
+    """``NAME=value`` with no command: a segment with assignments and no argv."""
+    findings: list[str] = []
+    nodes = [node] if node.type == "variable_assignment" else [
+        c for c in node.children if c.type == "variable_assignment"
+    ]  # fmt: skip
+    pairs = [walker.assignment(n, findings) for n in nodes]
+    walker.add(node, (), pairs, extra or Extra(), findings)
+
+
+Handler = Callable[["Walker", Node, "Extra | None"], None]
+HANDLERS: dict[str, Handler] = {
+    "subshell": subshell,
+    "compound_statement": group,
+    "if_statement": if_statement,
+    "while_statement": while_statement,
+    "for_statement": for_statement,
+    "c_style_for_statement": c_style_for,
+    "case_statement": case_statement,
+    "function_definition": function_definition,
+    "negated_command": negated,
+    "declaration_command": declaration,
+    "unset_command": declaration,
+    "test_command": test_command,
+    "variable_assignment": bare_assignment,
+    "variable_assignments": bare_assignment,
+    "do_group": lambda w, n, e: w.descend("group", w.block, n, scoped=False),
+}

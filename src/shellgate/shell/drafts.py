@@ -1,0 +1,64 @@
+"""Mutable drafts the walker fills, and the state shared by nested parses.
+
+One :class:`Sink` serves a whole ``analyse`` call, including every ``bash -c``
+payload parsed on the way, so segment counting, whole-command findings and the
+``cd`` tracking see everything. Drafts become frozen ``Segment`` values only at
+the end, when whole-command findings are known and copied onto each of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from shellgate.models import Redirect
+
+Argv = tuple[str, ...]
+
+
+@dataclass
+class Draft:
+    text: str
+    argv: Argv
+    context: tuple[str, ...]
+    assignments: list[tuple[str, str]] = field(default_factory=list)
+    redirects: list[Redirect] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)
+    forms: list[Argv] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Extra:
+    """Redirections a compound statement applies to the commands inside it."""
+
+    redirects: list[Redirect] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)
+    stdin_texts: list[str] = field(default_factory=list)  # here-string/heredoc contents
+
+    def merged(self, other: Extra | None) -> Extra:
+        if other is None:
+            return self
+        return Extra(
+            self.redirects + other.redirects,
+            self.findings + other.findings,
+            self.stdin_texts + other.stdin_texts,
+        )
+
+
+@dataclass
+class Sink:
+    """Shared output and state of one analysis (all nested parses included)."""
+
+    workdir: str
+    max_depth: int
+    drafts: list[Draft] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)
+    cwd: str = "/"
+    cwd_known: bool = True
+    #: Drafts already made for a command text in one place (see Walker._command).
+    memo: dict[tuple[object, ...], tuple[list[Draft], str, bool]] = field(default_factory=dict)
+
+    def note(self, finding: str) -> None:
+        """A whole-command finding (copied onto every segment at the end)."""
+        if finding not in self.findings:
+            self.findings.append(finding)

@@ -1,0 +1,123 @@
+"""Getopt-style option scanning shared by the wrapper and writer grammars.
+
+Two modes, because commands differ: wrappers (``sudo``, ``timeout``…) stop at the
+first operand, which is the inner command; GNU tools (``cp``, ``tee``…) permute,
+so every word that looks like an option is one until ``--``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+Option = tuple[str, str | None]  # ("-u", "root"), ("--user", "root"), ("-v", None)
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """Which options take an argument, and what precedes the inner command.
+
+    ``short_arg``: single-letter options taking an argument (glued or next word).
+    ``long_arg``: ``--long`` options taking an argument (``=value`` or next word).
+    ``positionals``: operands before the inner command (``timeout DURATION``).
+    ``assignments``: ``NAME=value`` words may precede the command (``env``, ``sudo``).
+    """
+
+    short_arg: str = ""
+    long_arg: frozenset[str] = field(default_factory=frozenset)
+    positionals: int = 0
+    assignments: bool = False
+
+
+def is_assignment(word: str) -> bool:
+    """``NAME=value`` with a valid shell name (what ``env`` and ``sudo`` accept)."""
+    name, eq, _ = word.partition("=")
+    return (
+        bool(eq)
+        and bool(name)
+        and (name[0].isalpha() or name[0] == "_")
+        and (name.replace("_", "a").isalnum())
+    )
+
+
+def _one(args: Sequence[str], i: int, grammar: Grammar, options: list[Option]) -> int:
+    """Consume the option at ``args[i]``; return the index after it and its argument."""
+    word = args[i]
+    if word.startswith("--"):
+        name, eq, value = word.partition("=")
+        if eq:
+            options.append((name, value))
+            return i + 1
+        if name in grammar.long_arg:
+            options.append((name, args[i + 1] if i + 1 < len(args) else None))
+            return i + 2
+        options.append((name, None))
+        return i + 1
+    for j in range(1, len(word)):
+        letter = word[j]
+        if letter in grammar.short_arg:
+            if j + 1 < len(word):
+                options.append(("-" + letter, word[j + 1 :]))
+                return i + 1
+            options.append(("-" + letter, args[i + 1] if i + 1 < len(args) else None))
+            return i + 2
+        options.append(("-" + letter, None))
+    return i + 1
+
+
+def scan_prefix(args: Sequence[str], grammar: Grammar) -> tuple[int, list[Option], list[int]]:
+    """Options before the first operand (``args[0]`` is the command itself).
+
+    Returns the index of the inner command, the options seen, and the indices of
+    words consumed as option arguments or positionals: a grammar mistake there
+    could hide the real command, so callers also try the command starting at each.
+    """
+    options: list[Option] = []
+    consumed: list[int] = []
+    i, n = 1, len(args)
+    while i < n:
+        word = args[i]
+        if word == "--":
+            i += 1
+            break
+        if len(word) > 1 and word.startswith("-"):
+            after = _one(args, i, grammar, options)
+            consumed.extend(range(i + 1, min(after, n)))
+            i = after
+            continue
+        if grammar.assignments and is_assignment(word):
+            i += 1
+            continue
+        break
+    for _ in range(grammar.positionals):
+        if i < n:
+            consumed.append(i)
+            i += 1
+    return i, options, consumed
+
+
+def scan_all(args: Sequence[str], grammar: Grammar) -> tuple[list[Option], list[str]]:
+    """GNU permuting scan of ``args[1:]``: (options, operands)."""
+    options: list[Option] = []
+    operands: list[str] = []
+    i, n = 1, len(args)
+    while i < n:
+        word = args[i]
+        if word == "--":
+            operands.extend(args[i + 1 :])
+            break
+        if len(word) > 1 and word.startswith("-"):
+            i = _one(args, i, grammar, options)
+            continue
+        operands.append(word)
+        i += 1
+    return options, operands
+
+
+def values(options: Sequence[Option], *names: str) -> list[str]:
+    """Arguments given to any of ``names`` (``"-o"``, ``"--output"``), in order."""
+    return [value for name, value in options if name in names and value is not None]
+
+
+def has(options: Sequence[Option], *names: str) -> bool:
+    return any(name in names for name, _ in options)

@@ -1,0 +1,102 @@
+"""Redirections: their target after quote removal, and whether they write a file.
+
+``is_write`` is True for every output redirection except to ``/dev/null`` (and the
+standard streams' own device names) and fd duplication (``2>&1``, ``>&-``).
+Here-string and heredoc contents are kept aside: when the command reading them
+is a shell, the walker parses them as the script they are.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tree_sitter import Node
+
+from shellgate.models import Redirect
+from shellgate.shell._parser import text
+from shellgate.shell.drafts import Extra
+from shellgate.shell.words import group_words
+
+if TYPE_CHECKING:
+    from shellgate.shell.walker import Walker
+
+REDIRECT_TYPES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
+_NOT_FILES = frozenset(
+    {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2"}
+)
+_HEREDOC_PARTS = frozenset({"heredoc_start", "heredoc_body", "heredoc_end"})
+
+
+def _is_write(op: str, target: str) -> bool:
+    if target in _NOT_FILES:
+        return False
+    if op in _WRITE_OPS:
+        return True
+    # ``>&word`` with a word that is not a descriptor sends stdout and stderr to a file.
+    return op == ">&" and not (target.isdigit() or target == "-")
+
+
+def read_redirect(walker: Walker, node: Node, out: Extra, pending: list[Node]) -> None:
+    """Add one redirection node's :class:`Redirect` and findings to ``out``.
+
+    Commands tree-sitter hangs inside a heredoc redirection (``cat <<EOF | sh``,
+    ``<<EOF && rm x``) go to ``pending`` for the caller to walk after this command.
+    """
+    source = walker.source
+    fd: int | None = None
+    op = ""
+    targets: list[Node] = []
+    for child in node.children:
+        kind = child.type
+        if kind == "file_descriptor":
+            raw = text(source, child.start_byte, child.end_byte)
+            fd = int(raw) if raw.isdigit() else None
+        elif not child.is_named:
+            if not op:
+                op = kind
+        elif kind == "ERROR":
+            walker.sink.note(f"parse error in redirection '{walker._short(node)}'")
+        elif kind in _HEREDOC_PARTS:
+            continue
+        elif node.type == "heredoc_redirect":
+            pending.append(child)
+        else:
+            targets.append(child)
+    if node.type == "heredoc_redirect":
+        _heredoc(walker, node, op, fd, out)
+        return
+    findings: list[str] = []
+    groups = group_words(source, targets, findings)
+    if len(groups) > 1:
+        walker.sink.note(f"redirection with several targets '{walker._short(node)}'")
+    values = [walker.words.read(group, findings).value for group in groups]
+    target = values[0] if values else ""
+    if node.type == "herestring_redirect":
+        # A here-string is data; its expansions matter only if a shell reads it,
+        # and then the shell-on-stdin finding already asks.
+        out.redirects.append(Redirect(op=op or "<<<", fd=fd, target=target))
+        out.stdin_texts.append(target)
+        return
+    write = _is_write(op, target)
+    if write:
+        findings.append(f"output redirection to '{target}'")
+    out.findings.extend(findings)
+    out.redirects.append(Redirect(op=op, fd=fd, target=target, is_write=write))
+
+
+def _heredoc(walker: Walker, node: Node, op: str, fd: int | None, out: Extra) -> None:
+    source = walker.source
+    start = node.child_by_field_name("start") or next(
+        (c for c in node.children if c.type == "heredoc_start"), None
+    )
+    body = next((c for c in node.children if c.type == "heredoc_body"), None)
+    delimiter = text(source, start.start_byte, start.end_byte) if start is not None else ""
+    quoted = any(q in delimiter for q in "'\"\\")
+    content = text(source, body.start_byte, body.end_byte) if body is not None else ""
+    if body is not None and not quoted:
+        # Unquoted delimiter: substitutions in the body run when the heredoc is read.
+        walker.scan(body, "heredoc body")
+    plain = delimiter.replace("'", "").replace('"', "").replace("\\", "")
+    out.redirects.append(Redirect(op=op or "<<", fd=fd, target=plain))
+    out.stdin_texts.append(content)

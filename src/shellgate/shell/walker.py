@@ -1,0 +1,331 @@
+"""Walk a tree-sitter-bash tree and draft one segment per simple command.
+
+Invariants:
+
+* Every node is either understood or reported: an unknown statement type, an
+  ``ERROR`` node or a construct too deep to follow becomes a whole-command finding,
+  and the walker still looks inside it for commands (deny rules must see them).
+* Nesting that Python would recurse on is bounded by ``max_depth`` (one level per
+  subshell, group, substitution, body or payload); unbounded *width* (long ``&&``
+  chains, long pipelines, deep test expressions) is walked iteratively.
+* Shell strings that will be run again (``bash -c``, ``eval``, ``watch``, a
+  here-string fed to ``sh``) are parsed with the same walker and sink, one level
+  deeper, so their commands are segments like any other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tree_sitter import Node
+
+from shellgate.shell import _parser
+from shellgate.shell._parser import text
+from shellgate.shell.commands import SAFE_ASSIGNMENTS
+from shellgate.shell.drafts import Draft, Extra, Sink
+from shellgate.shell.finish import finish
+from shellgate.shell.redirects import REDIRECT_TYPES, read_redirect
+from shellgate.shell.words import WordReader, group_words
+
+_SUBSTITUTIONS = {"command_substitution": "command substitution",
+                  "process_substitution": "process substitution"}  # fmt: skip
+_SKIP = frozenset({"comment", "heredoc_body", "heredoc_start", "heredoc_end"})
+_WORDISH = frozenset({"word", "string", "raw_string", "concatenation", "simple_expansion",
+                      "expansion", "number", "ansi_c_string", "command_substitution",
+                      "process_substitution", "arithmetic_expansion", "extglob_pattern",
+                      "regex", "test_operator", "brace_expression", "variable_name"})  # fmt: skip
+
+
+class Walker:
+    """Drafts segments from one source (a command or a nested payload) into ``sink``."""
+
+    def __init__(self, source: bytes, sink: Sink, context: tuple[str, ...], depth: int) -> None:
+        self.source = source
+        self.sink = sink
+        self.ctx = context
+        self.depth = depth
+        self.words = WordReader(source, self._nested)
+        self.inherited: list[Extra] = []
+
+    # -- nesting -----------------------------------------------------------------
+
+    def descend(self, label: str, fn: Callable[[Node], None], node: Node, scoped: bool) -> None:
+        """Run ``fn(node)`` one level deeper; ``scoped`` keeps a ``cd`` inside from leaking."""
+        if self.depth >= self.sink.max_depth:
+            self.sink.note(
+                f"nesting deeper than {self.sink.max_depth} levels at '{self._short(node)}'; "
+                "not analysed further"
+            )
+            return
+        saved = (self.ctx, self.depth, self.sink.cwd, self.sink.cwd_known)
+        self.ctx = (*self.ctx, label)
+        self.depth += 1
+        try:
+            fn(node)
+        finally:
+            self.ctx, self.depth = saved[0], saved[1]
+            if scoped:
+                self.sink.cwd, self.sink.cwd_known = saved[2], saved[3]
+
+    def payload(self, label: str, source: str) -> None:
+        """Parse a shell string that will be run (``bash -c``…) as nested commands."""
+        if self.depth >= self.sink.max_depth:
+            self.sink.note(f"nesting deeper than {self.sink.max_depth} levels in a {label}")
+            return
+        encoded = source.encode("utf-8", "surrogatepass")
+        root = _parser.parse(encoded)
+        if root.has_error:
+            self.sink.note(f"parse error in {label} '{source[:60]}'")
+        saved = (self.sink.cwd, self.sink.cwd_known)
+        try:
+            Walker(encoded, self.sink, (*self.ctx, label), self.depth + 1).run(root)
+        finally:
+            self.sink.cwd, self.sink.cwd_known = saved
+
+    def _nested(self, node: Node, label: str) -> None:
+        if node.type in _SUBSTITUTIONS:
+            self.descend(label, self.block, node, scoped=True)
+        else:
+            self.scan(node, label)
+
+    def scan(self, node: Node, label: str) -> None:
+        """Find commands anywhere under ``node`` (iteratively: width is unbounded)."""
+        stack = list(reversed(node.children))
+        while stack:
+            child = stack.pop()
+            kind = child.type
+            if kind in _SUBSTITUTIONS:
+                where = _SUBSTITUTIONS[kind]
+                self.descend(f"{where} ({label})", self.block, child, scoped=True)
+            elif kind in ("command", "redirected_statement", "pipeline", "list", "subshell"):
+                self.descend(label, self.statement, child, scoped=True)
+            else:
+                stack.extend(reversed(child.children))
+
+    def _short(self, node: Node) -> str:
+        raw = text(self.source, node.start_byte, min(node.end_byte, node.start_byte + 60))
+        return raw.replace("\n", " ")
+
+    def run(self, root: Node) -> None:
+        """Walk a parsed source; re-read it once if tree-sitter misread a ``$'…'``.
+
+        The re-read replaces each misread string by a same-length single-quoted
+        placeholder, so the commands tree-sitter had swallowed become segments
+        (and deny rules see them) while every offset stays valid.
+        """
+        self.block(root)
+        if not self.words.misread or "re-read" in self.ctx:
+            return
+        patched = bytearray(self.source)
+        for start, end in self.words.misread:
+            patched[start:end] = b"'" + b"x" * (end - start - 2) + b"'"
+        self.sink.note("ANSI-C string the parser misread; the command was re-read")
+        fixed = bytes(patched)
+        Walker(fixed, self.sink, (*self.ctx, "re-read"), self.depth).block(_parser.parse(fixed))
+
+    # -- statements --------------------------------------------------------------
+
+    def block(self, node: Node) -> None:
+        for child in node.children:
+            if child.is_named and child.type not in _SKIP:
+                self.statement(child)
+
+    def statement(self, node: Node, extra: Extra | None = None) -> None:
+        kind = node.type
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, node, extra)
+        elif kind == "ERROR":
+            # analyse() reports the error itself; commands inside still get checked.
+            self.descend("parse error", self.block, node, scoped=False)
+        elif kind not in _SKIP:
+            self.sink.note(f"unsupported construct {kind} at '{self._short(node)}'")
+            self.scan(node, kind)
+
+    def _list(self, node: Node, extra: Extra | None) -> None:
+        # ``a && b && c`` nests to the left without bound: flatten iteratively.
+        leaves: list[Node] = []
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.type == "list":
+                stack.extend(c for c in reversed(current.children) if c.is_named)
+            elif current.type not in _SKIP:
+                leaves.append(current)
+        saved = self.ctx
+        self.ctx = (*saved, "list")
+        try:
+            for index, leaf in enumerate(leaves):
+                self.statement(leaf, extra if index == len(leaves) - 1 else None)
+        finally:
+            self.ctx = saved
+
+    def _pipeline(self, node: Node, extra: Extra | None) -> None:
+        parts = [c for c in node.children if c.is_named and c.type not in _SKIP]
+        saved = (self.ctx, self.sink.cwd, self.sink.cwd_known)
+        self.ctx = (*saved[0], "pipeline")
+        try:
+            for index, part in enumerate(parts):
+                # Every element of a pipeline runs in a subshell: a cd there does not last.
+                self.statement(part, extra if index == len(parts) - 1 else None)
+                self.sink.cwd, self.sink.cwd_known = saved[1], saved[2]
+        finally:
+            self.ctx = saved[0]
+
+    def _redirected(self, node: Node, extra: Extra | None) -> None:
+        body = node.child_by_field_name("body")
+        own = Extra()
+        pending: list[Node] = []
+        for child in node.children:
+            if child.type in REDIRECT_TYPES:
+                read_redirect(self, child, own, pending)
+        own = own.merged(extra)
+        if body is None:
+            self.add(node, (), [], own, [])
+        elif body.type in ("command", "pipeline", "list", "redirected_statement"):
+            self.statement(body, own)
+        else:
+            self.inherited.append(own)
+            try:
+                self.statement(body)
+            finally:
+                self.inherited.pop()
+        for later in pending:
+            self.statement(later)
+
+    def _command(self, node: Node, extra: Extra | None) -> None:
+        # The same command text in the same place and directory drafts the same
+        # segments: replay them (padding with thousands of copies stays cheap).
+        key: tuple[object, ...] | None = None
+        if extra is None and not self.inherited:
+            raw = self.source[node.start_byte : node.end_byte]
+            key = (raw, self.ctx, self.depth, self.sink.cwd, self.sink.cwd_known)
+            hit = self.sink.memo.get(key)
+            if hit is not None:
+                self.sink.drafts.extend(hit[0])
+                self.sink.cwd, self.sink.cwd_known = hit[1], hit[2]
+                return
+        start = len(self.sink.drafts)
+        self._fresh_command(node, extra)
+        if key is not None:
+            self.sink.memo[key] = (self.sink.drafts[start:], self.sink.cwd, self.sink.cwd_known)
+
+    def _fresh_command(self, node: Node, extra: Extra | None) -> None:
+        findings: list[str] = []
+        assignments: list[tuple[str, str]] = []
+        own = Extra()
+        pending: list[Node] = []
+        word_nodes: list[Node] = []
+        previous: Node | None = None
+        for child in node.children:
+            if previous is not None and self._odd_gap(previous, child):
+                findings.append(
+                    "backslash before a blank between words (tree-sitter and bash may "
+                    "split this differently)"
+                )
+            previous = child
+            kind = child.type
+            if kind == "variable_assignment" and not word_nodes:
+                assignments.append(self.assignment(child, findings))
+            elif kind == "command_name":
+                word_nodes.extend(child.children)
+            elif kind in REDIRECT_TYPES:
+                read_redirect(self, child, own, pending)
+            elif not child.is_named or kind not in _SKIP:
+                # Anonymous tokens here are words tree-sitter lexed as operators ($, ==).
+                word_nodes.append(child)
+        words = [
+            self.words.read(g, findings) for g in group_words(self.source, word_nodes, findings)
+        ]
+        if words and words[0].dynamic:
+            findings.append(
+                f"variable or substitution in command position ('{words[0].value[:60]}')"
+            )
+        self.add(node, tuple(w.value for w in words), assignments, own.merged(extra), findings)
+        for later in pending:
+            self.statement(later)
+
+    def _odd_gap(self, left: Node, right: Node) -> bool:
+        """A backslash outside every word (not a line continuation) is text misread."""
+        gap = self.source[left.end_byte : right.start_byte]
+        return b"\\" in gap and b"\\" in gap.replace(b"\\\n", b"")
+
+    def assignment(self, node: Node, findings: list[str]) -> tuple[str, str]:
+        name_node = node.child_by_field_name("name")
+        name = text(self.source, name_node.start_byte, name_node.end_byte) if name_node else ""
+        after = name_node.end_byte if name_node is not None else node.start_byte
+        value_nodes = [c for c in node.children if c.is_named and c.start_byte >= after]
+        if value_nodes and value_nodes[0].type == "array":
+            value = text(self.source, value_nodes[0].start_byte, value_nodes[0].end_byte)
+            self.scan(value_nodes[0], "array value")
+        elif value_nodes:
+            value = self.words.read(value_nodes, findings).value
+        else:
+            value = ""
+        return name, value
+
+    def add(
+        self,
+        node: Node,
+        argv: tuple[str, ...],
+        assignments: list[tuple[str, str]],
+        extra: Extra,
+        findings: list[str],
+    ) -> None:
+        for inherited in self.inherited:
+            extra = extra.merged(inherited)
+        draft = Draft(
+            text=text(self.source, node.start_byte, node.end_byte),
+            argv=argv,
+            context=self.ctx,
+            assignments=assignments,
+            redirects=list(extra.redirects),
+            findings=findings + extra.findings,
+        )
+        self.sink.drafts.append(draft)
+        for label, source in finish(draft, self.sink, extra.stdin_texts):
+            self.payload(label, source)
+
+    def words_of(self, node: Node, findings: list[str]) -> list[str]:
+        """Quote-removed words of a test or declaration, operators kept as written."""
+        out: list[str] = []
+        stack = list(reversed(node.children))
+        while stack:
+            child = stack.pop()
+            if child.type in _WORDISH:
+                out.append(self.words.read([child], findings).value)
+            elif child.type == "variable_assignment":
+                name, value = self.assignment(child, findings)
+                out.append(f"{name}={value}")
+                check_assignment(name, findings)
+            elif child.is_named or child.child_count:
+                stack.extend(reversed(child.children))
+            else:
+                out.append(text(self.source, child.start_byte, child.end_byte))
+        return out
+
+
+def check_assignment(name: str, findings: list[str]) -> None:
+    if name not in SAFE_ASSIGNMENTS:
+        findings.append(f"assignment to '{name}' (not on the known-safe list)")
+
+
+Handler = Callable[[Walker, Node, "Extra | None"], None]
+_HANDLERS: dict[str, Handler] = {}
+
+
+def _register() -> None:
+    from shellgate.shell import compound
+
+    _HANDLERS.update(
+        {
+            "command": Walker._command,
+            "list": Walker._list,
+            "pipeline": Walker._pipeline,
+            "redirected_statement": Walker._redirected,
+        }
+    )
+    _HANDLERS.update(compound.HANDLERS)
+
+
+_register()

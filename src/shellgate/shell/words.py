@@ -1,0 +1,278 @@
+"""Quote removal for words of tree-sitter-bash, and the findings words raise.
+
+A *word* is a run of adjacent nodes with no blank between them (tree-sitter
+sometimes splits what bash reads as one word, e.g. ``$"x"`` or ``r\\<newline>m``,
+so the caller groups nodes by adjacency before asking for a value).
+
+Invariants:
+
+* ``Word.value`` is what bash would pass after quote removal *when the word is
+  static*; for a dynamic part (``$VAR``, ``$(…)``…) the literal source text stands
+  in, and a finding says the value is unknown.
+* ``Word.mask`` has the value's unquoted literal characters and ``_`` for every
+  quoted, escaped or expanded one, so glob and brace detection look only at
+  characters bash would really treat as special.
+* Every command substitution and process substitution met inside a word is
+  handed to ``on_nested`` so its commands become segments of their own; nothing
+  inside a word is skipped silently.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from shellgate.shell._parser import text
+
+#: Called with a node holding commands (a substitution, an expansion to scan) and
+#: the context label its commands get.
+NestedHook = Callable[[Node, str], None]
+
+_GLOB = re.compile(r"[*?]|\[.*\]")
+_BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+_PLAIN_SPECIAL = re.compile(r"[\\*?\[{]")
+_LINE_JOIN = re.compile(rb"(?:\\\n)+")
+_ANSI_ESCAPE = re.compile(
+    r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.S
+)
+_ANSI_SIMPLE = {
+    "n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v",
+    "e": "\x1b", "E": "\x1b", "\\": "\\", "'": "'", '"': '"', "?": "?",
+}  # fmt: skip
+_DQ_ESCAPABLE = frozenset('$`"\\')
+_LITERAL_TYPES = frozenset(
+    {"word", "extglob_pattern", "test_operator", "regex", "variable_name", "file_descriptor"}
+)
+
+
+@dataclass(frozen=True)
+class Word:
+    value: str
+    mask: str
+    dynamic: bool  # holds an expansion or substitution: the value is not known
+
+
+def joined_by_continuation(source: bytes, left: Node, right: Node) -> bool:
+    """True when only backslash-newlines separate two nodes: bash reads one word."""
+    gap = source[left.end_byte : right.start_byte]
+    return bool(gap) and _LINE_JOIN.fullmatch(gap) is not None
+
+
+def group_words(source: bytes, nodes: Sequence[Node], findings: list[str]) -> list[list[Node]]:
+    """Group word nodes into bash words: adjacent or joined by backslash-newline."""
+    groups: list[list[Node]] = []
+    for node in nodes:
+        if groups:
+            last = groups[-1][-1]
+            if last.end_byte == node.start_byte:
+                groups[-1].append(node)
+                continue
+            if source[last.end_byte : last.end_byte + 1] == b"\\" and joined_by_continuation(
+                source, last, node
+            ):
+                findings.append("backslash-newline inside a word (bash joins the two halves)")
+                groups[-1].append(node)
+                continue
+        groups.append([node])
+    return groups
+
+
+def ansi_c_end(source: bytes, start: int) -> int | None:
+    """Where bash ends the ``$'…'`` string starting at ``start`` (None: unterminated).
+
+    tree-sitter-bash 0.25 can run past the closing quote after an escaped
+    backslash (``$'\\\\'``), swallowing the commands that follow into the string.
+    """
+    i, n = start + 2, len(source)
+    while i < n:
+        byte = source[i]
+        if byte == 0x5C:  # backslash: the next byte is escaped
+            i += 2
+        elif byte == 0x27:  # the closing quote
+            return i + 1
+        else:
+            i += 1
+    return None
+
+
+def decode_ansi_c(body: str) -> str:
+    """Best-effort value of the body of a ``$'…'`` string (it is a finding anyway)."""
+
+    def one(match: re.Match[str]) -> str:
+        esc = match.group(1)
+        head = esc[0]
+        try:
+            if head in "xuU" and len(esc) > 1:
+                return chr(int(esc[1:], 16))
+            if head.isdigit():
+                return chr(int(esc, 8))
+        except (ValueError, OverflowError):
+            return match.group(0)
+        if head == "c" and len(esc) == 2:
+            return chr(ord(esc[1]) & 0x1F)
+        return _ANSI_SIMPLE.get(esc, match.group(0))
+
+    return _ANSI_ESCAPE.sub(one, body)
+
+
+def _unquoted(raw: str) -> tuple[str, str]:
+    """Value and mask of unquoted word text: a backslash quotes the next character."""
+    if "\\" not in raw:
+        return raw, raw
+    value: list[str] = []
+    mask: list[str] = []
+    i, n = 0, len(raw)
+    while i < n:
+        char = raw[i]
+        if char == "\\" and i + 1 < n:
+            nxt = raw[i + 1]
+            i += 2
+            if nxt != "\n":  # backslash-newline vanishes
+                value.append(nxt)
+                mask.append("_")
+            continue
+        value.append(char)
+        mask.append(char)
+        i += 1
+    return "".join(value), "".join(mask)
+
+
+def _double_quoted(raw: str) -> str:
+    """Value of literal text inside double quotes (only ``$ ` " \\`` and newline escape)."""
+    if "\\" not in raw:
+        return raw
+    out: list[str] = []
+    i, n = 0, len(raw)
+    while i < n:
+        char = raw[i]
+        if char == "\\" and i + 1 < n and (raw[i + 1] in _DQ_ESCAPABLE or raw[i + 1] == "\n"):
+            if raw[i + 1] != "\n":
+                out.append(raw[i + 1])
+            i += 2
+            continue
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+class WordReader:
+    """Reads word nodes of one source; findings go to the list passed per call."""
+
+    def __init__(self, source: bytes, on_nested: NestedHook) -> None:
+        self.source = source
+        self.on_nested = on_nested
+        #: (start, end) byte spans of ``$'…'`` strings tree-sitter read too long.
+        self.misread: list[tuple[int, int]] = []
+
+    def read(self, nodes: Sequence[Node], findings: list[str]) -> Word:
+        """The value of one bash word made of ``nodes`` (adjacent, in order)."""
+        if len(nodes) == 1 and nodes[0].type == "word":
+            # Fast path for the common plain word: nothing to remove, nothing to expand.
+            raw = text(self.source, nodes[0].start_byte, nodes[0].end_byte)
+            if _PLAIN_SPECIAL.search(raw) is None:
+                return Word(raw, raw, False)
+        values: list[str] = []
+        masks: list[str] = []
+        dynamic = self._parts(nodes, values, masks, findings)
+        value, mask = "".join(values), "".join(masks)
+        shown = text(self.source, nodes[0].start_byte, nodes[-1].end_byte)
+        if _GLOB.search(mask):
+            findings.append(f"glob pattern in '{shown}' (file names decide the words)")
+        if _BRACE.search(mask):
+            findings.append(f"brace expansion in '{shown}'")
+        return Word(value, mask, dynamic)
+
+    def _parts(
+        self, nodes: Sequence[Node], values: list[str], masks: list[str], findings: list[str]
+    ) -> bool:
+        dynamic = False
+        for index, node in enumerate(nodes):
+            kind = node.type
+            raw = text(self.source, node.start_byte, node.end_byte)
+            if kind in _LITERAL_TYPES or kind == "number" or not (node.is_named or kind == "$"):
+                value, mask = _unquoted(raw)
+            elif kind == "raw_string":
+                value = raw[1:-1]
+                mask = "_" * len(value)
+            elif kind == "string":
+                value, is_dynamic = self._string(node, findings)
+                mask = "_" * len(value)
+                dynamic |= is_dynamic
+            elif kind == "concatenation":
+                dynamic |= self._parts(node.children, values, masks, findings)
+                continue
+            elif kind == "$":
+                following = nodes[index + 1] if index + 1 < len(nodes) else None
+                if following is not None and following.type == "string":
+                    findings.append('locale string $"…" (bash may translate it at run time)')
+                    value = mask = ""
+                else:
+                    value, mask = "$", "_"
+            elif kind == "ansi_c_string":
+                findings.append(f"ANSI-C string {raw[:40]} (escapes can hide characters)")
+                end = ansi_c_end(self.source, node.start_byte)
+                if end != node.end_byte:
+                    findings.append("ANSI-C string the parser may misread (bash ends it elsewhere)")
+                    if end is not None:
+                        self.misread.append((node.start_byte, end))
+                value = decode_ansi_c(raw[2:-1])
+                mask = "_" * len(value)
+            else:
+                value, mask = raw, "_" * len(raw)
+                dynamic = True
+                self._dynamic(node, raw, findings)
+            values.append(value)
+            masks.append(mask)
+        return dynamic
+
+    def _string(self, node: Node, findings: list[str]) -> tuple[str, bool]:
+        """The value of a double-quoted string; gaps between children are literal."""
+        values: list[str] = []
+        dynamic = False
+        pos = node.start_byte + 1
+        end = node.end_byte - 1
+        for child in node.children:
+            if not child.is_named:
+                continue
+            if child.start_byte > pos:
+                values.append(_double_quoted(text(self.source, pos, child.start_byte)))
+            raw = text(self.source, child.start_byte, child.end_byte)
+            if child.type == "string_content":
+                values.append(_double_quoted(raw))
+            else:
+                values.append(raw)
+                dynamic = True
+                self._dynamic(child, raw, findings)
+            pos = child.end_byte
+        if end > pos:
+            values.append(_double_quoted(text(self.source, pos, end)))
+        return "".join(values), dynamic
+
+    def _dynamic(self, node: Node, raw: str, findings: list[str]) -> None:
+        """Findings for one expansion or substitution, and hand its commands on."""
+        kind = node.type
+        short = raw if len(raw) <= 60 else raw[:57] + "..."
+        if kind in ("simple_expansion", "expansion"):
+            if "IFS" in raw:
+                findings.append(f"'{short}': $IFS changes how bash splits words")
+            else:
+                findings.append(f"parameter expansion '{short}' (value unknown)")
+            if kind == "expansion":
+                self.on_nested(node, "parameter expansion")
+        elif kind == "arithmetic_expansion":
+            findings.append(f"arithmetic expansion '{short}' (can run code via array subscripts)")
+            self.on_nested(node, "arithmetic expansion")
+        elif kind == "command_substitution":
+            findings.append(f"command substitution '{short}' in a word (its output is unknown)")
+            self.on_nested(node, "command substitution")
+        elif kind == "process_substitution":
+            findings.append(f"process substitution '{short}'")
+            self.on_nested(node, "process substitution")
+        elif kind == "brace_expression":
+            findings.append(f"brace expansion in '{short}'")
+        else:
+            findings.append(f"unsupported word construct {kind} '{short}'")
+            self.on_nested(node, kind)

@@ -1,0 +1,199 @@
+"""Deny-side normalisation: every reading of an argv that still runs a command.
+
+``unwrap`` peels wrappers (``sudo -u root``, ``env -S``, ``timeout -s KILL 5``,
+``find -exec … ;``, ``xargs -0``…) recursively, each with its own option grammar,
+and reduces absolute paths to basenames. It over-approximates on purpose: where a
+grammar could be wrong (is ``sudo -h`` a flag or a host?), the command starting at
+every word the grammar swallowed is tried too. Extra forms can only make deny and
+ask rules match more, never less (the asymmetry of policy.md).
+
+Shell strings a wrapper hands to ``sh -c`` (``watch``, ``flock -c``, ``su -c``,
+``env -S`` splitting aside) come back as ``payloads`` for the walker to parse.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from shellgate.shell.options import Grammar, has, scan_prefix, values
+
+Argv = tuple[str, ...]
+
+#: Most forms kept per segment; a longer chain of wrappers is itself a finding.
+MAX_FORMS = 48
+
+_NAME_LIKE = re.compile(r"[A-Za-z_./\\][\w.+/\\-]*")
+
+
+def _g(short: str = "", long: str = "", positionals: int = 0, assignments: bool = False) -> Grammar:
+    return Grammar(short, frozenset(long.split()), positionals, assignments)
+
+
+#: Plain prefix wrappers: options, optional positionals, then the inner command.
+GRAMMARS: dict[str, Grammar] = {
+    "sudo": _g("ugCDhprtTUc", "--user --group --chdir --close-from --host --prompt --role "
+               "--type --command-timeout --other-user --login-class", assignments=True),
+    "doas": _g("uC"),
+    "command": _g(),
+    "builtin": _g(),
+    "exec": _g("a"),
+    "nice": _g("n", "--adjustment"),
+    "nohup": _g(),
+    "timeout": _g("sk", "--signal --kill-after", positionals=1),
+    "time": _g("fo", "--format --output"),
+    "stdbuf": _g("ioe", "--input --output --error"),
+    "setsid": _g(),
+    "ionice": _g("cnpPu", "--class --classdata --pid --pgid --uid"),
+    "xargs": _g("adEILnPs", "--arg-file --delimiter --max-args --max-procs --max-chars "
+                "--process-slot-var"),
+    "busybox": _g(),
+    "coproc": _g(),
+    "chroot": _g("", "--userspec --groups", positionals=1),
+    "unshare": _g("SGRw", "--setuid --setgid --root --wd"),
+    "nsenter": _g("tSGrwT", "--target --setuid --setgid --root --wd"),
+    "strace": _g("eoOpPsSuabIEX"),
+    "ltrace": _g("eoOpPsSuabIEX"),
+    "taskset": _g("", "", positionals=1),
+    "chrt": _g("T", "", positionals=1),
+    "pkexec": _g("", "--user"),
+    "runuser": _g("ugGw", "--user --group --supp-group --whitelist-environment"),
+    "faketime": _g("", "", positionals=1),
+    "unbuffer": _g(),
+    "proxychains": _g("f"),
+    "proxychains4": _g("f"),
+    "torsocks": _g("uapP"),
+    "catchsegv": _g(),
+    "systemd-run": _g("upEMH", "--unit --property --setenv --uid --gid --nice --slice "
+                      "--working-directory --description --machine --host"),
+    "env": _g("uCS", "--unset --chdir --split-string", assignments=True),
+    "flock": _g("Ewc", "--conflict-exit-code --timeout --wait --command", positionals=1),
+    "watch": _g("nq", "--interval --equexit"),
+}  # fmt: skip
+
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+
+
+@dataclass
+class Unwrapped:
+    forms: list[Argv] = field(default_factory=list)
+    payloads: list[tuple[str, str]] = field(default_factory=list)  # (label, shell string)
+    truncated: bool = False
+
+
+def basename_form(argv: Argv) -> Argv:
+    """``/usr/bin/rm`` is ``rm``; a leftover backslash never changes the command name."""
+    if not argv:
+        return argv
+    head = argv[0]
+    if "\\" in head:
+        head = head.replace("\\", "")
+    if "/" in head.rstrip("/"):
+        head = head.rstrip("/").rsplit("/", 1)[1]
+    return argv if head == argv[0] else (head, *argv[1:])
+
+
+def split_string(value: str) -> list[str]:
+    """``env -S`` splitting: shell-like quoting; unbalanced quotes fall back to blanks."""
+    try:
+        return shlex.split(value, posix=True)
+    except ValueError:
+        return value.split()
+
+
+def _peel_generic(form: Argv, grammar: Grammar, out: Unwrapped) -> list[Argv]:
+    start, options, consumed = scan_prefix(form, grammar)
+    name = form[0]
+    inner: list[Argv] = []
+    if name == "env":
+        head = [w for v in values(options, "-S", "--split-string") for w in split_string(v)]
+        if head:
+            inner.append((*head, *form[start:]))
+    if name == "flock":
+        # flock FILE -c CMD: the -c may also follow the lock file.
+        rest = form[start:]
+        commands = values(options, "-c", "--command")
+        if rest[:1] in (("-c",), ("--command",)) and len(rest) > 1:
+            commands.append(rest[1])
+        for command in commands:
+            out.payloads.append(("flock -c payload", command))
+    if name == "watch" and not has(options, "-x", "--exec") and start < len(form):
+        out.payloads.append(("watch command", " ".join(form[start:])))
+    if start < len(form):
+        inner.append(form[start:])
+    for index in consumed:
+        if index < len(form) and _NAME_LIKE.fullmatch(form[index]) and not form[index].isdigit():
+            inner.append(form[index:])
+    return inner
+
+
+def _peel_find(form: Argv, out: Unwrapped) -> list[Argv]:
+    del out
+    inner: list[Argv] = []
+    i, n = 1, len(form)
+    while i < n:
+        if form[i] in _FIND_EXEC:
+            j = i + 1
+            while j < n and form[j] not in (";", "+"):
+                j += 1
+            if j > i + 1:
+                inner.append(form[i + 1 : j])
+            i = j
+        i += 1
+    return inner
+
+
+def _peel_payload_option(form: Argv, out: Unwrapped) -> list[Argv]:
+    """``su -c CMD``, ``runuser -c``, ``script -c``: the command is a shell string."""
+    for i, word in enumerate(form[1:], start=1):
+        if word in ("-c", "--command", "--session-command") and i + 1 < len(form):
+            out.payloads.append((f"{form[0]} -c payload", form[i + 1]))
+        elif word.startswith("--command="):
+            out.payloads.append((f"{form[0]} -c payload", word.partition("=")[2]))
+    return []
+
+
+_SPECIAL: dict[str, Callable[[Argv, Unwrapped], list[Argv]]] = {
+    "find": _peel_find,
+    "su": _peel_payload_option,
+    "script": _peel_payload_option,
+}
+
+
+def peel(form: Argv, out: Unwrapped) -> list[Argv]:
+    """The commands ``form`` runs directly (one wrapper layer), best reading first."""
+    if not form:
+        return []
+    name = form[0]
+    special = _SPECIAL.get(name)
+    if special is not None:
+        return special(form, out)
+    if name == "runuser":
+        _peel_payload_option(form, out)
+    grammar = GRAMMARS.get(name)
+    if grammar is None:
+        return []
+    return _peel_generic(form, grammar, out)
+
+
+def unwrap(argv: Sequence[str]) -> Unwrapped:
+    """Every normalised reading of ``argv``; ``forms[0]`` is ``argv`` itself."""
+    out = Unwrapped(forms=[tuple(argv)])
+    seen = {out.forms[0]}
+    queue: list[Argv] = [out.forms[0]]
+    while queue:
+        form = queue.pop(0)
+        norm = basename_form(form)
+        # A renamed head is queued and peeled on its own turn (no payload twice).
+        candidates = [norm] if norm != form else peel(form, out)
+        for candidate in candidates:
+            if candidate and candidate not in seen:
+                if len(out.forms) >= MAX_FORMS:
+                    out.truncated = True
+                    return out
+                seen.add(candidate)
+                out.forms.append(candidate)
+                queue.append(candidate)
+    return out

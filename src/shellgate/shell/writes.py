@@ -1,0 +1,202 @@
+"""Which paths a command writes (or deletes), for the protected-paths layer.
+
+``write_operands`` knows the operand grammar of common writing commands; the
+walker adds output-redirection targets. ``resolve`` makes a target absolute
+against the directory the shell will be in, lexically (``os.path.normpath``):
+the file system is never consulted, so a symlink can still point elsewhere
+(a documented limit; the sandbox is the backstop).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+
+from shellgate.shell.options import Grammar, Option, has, scan_all, values
+
+Argv = tuple[str, ...]
+
+_MODE = re.compile(r"[0-7]{1,4}|[ugoa]*[-+=][rwxXstugo]*(,[ugoa]*[-+=][rwxXstugo]*)*")
+_REMOTE = re.compile(r"^[^/]*:")  # host:path (rsync, scp) is not a local write
+
+
+def _g(short: str = "", long: str = "") -> Grammar:
+    return Grammar(short, frozenset(long.split()))
+
+
+def _target_dir(options: list[Option]) -> list[str]:
+    return values(options, "-t", "--target-directory")
+
+
+def _copy_like(keep_sources: bool) -> Callable[[list[Option], list[str]], list[str]]:
+    def operands(options: list[Option], args: list[str]) -> list[str]:
+        targets = _target_dir(options)
+        if targets:
+            return targets + (args if keep_sources else [])
+        if has(options, "-d", "--directory"):  # install -d: every operand is created
+            return args
+        if keep_sources:
+            return args
+        return args[-1:] if len(args) >= 2 else []
+
+    return operands
+
+
+def _ln(options: list[Option], args: list[str]) -> list[str]:
+    targets = _target_dir(options)
+    if targets:
+        return targets
+    if len(args) == 1:
+        return [os.path.basename(args[0].rstrip("/")) or args[0]]
+    return args[-1:]
+
+
+def _all(options: list[Option], args: list[str]) -> list[str]:
+    del options
+    return args
+
+
+def _mode_first(options: list[Option], args: list[str]) -> list[str]:
+    if has(options, "--reference"):
+        return args
+    if args and _MODE.fullmatch(args[0]):
+        return args[1:]
+    return args
+
+
+def _owner_first(options: list[Option], args: list[str]) -> list[str]:
+    return args if has(options, "--reference") else args[1:]
+
+
+def _rsync(options: list[Option], args: list[str]) -> list[str]:
+    del options
+    return [a for a in args[-1:] if len(args) >= 2 and not _REMOTE.match(a)]
+
+
+def _url_name(url: str) -> str:
+    path = url.split("?", 1)[0].split("#", 1)[0].rstrip("/")
+    return path.rsplit("/", 1)[-1] if "/" in path else ""
+
+
+def _curl(options: list[Option], args: list[str]) -> list[str]:
+    targets = values(options, "-o", "--output", "-D", "--dump-header", "-c", "--cookie-jar",
+                     "--trace", "--trace-ascii")  # fmt: skip
+    if has(options, "-O", "--remote-name", "--remote-name-all"):
+        base = (values(options, "--output-dir") or ["."])[0]
+        targets += [os.path.join(base, name) for name in map(_url_name, args) if name]
+    return targets
+
+
+def _wget(options: list[Option], args: list[str]) -> list[str]:
+    targets = values(options, "-O", "--output-document", "-o", "--output-file", "-a",
+                     "--append-output")  # fmt: skip
+    if not values(options, "-O", "--output-document"):
+        base = (values(options, "-P", "--directory-prefix") or ["."])[0]
+        targets += [os.path.join(base, name) for name in map(_url_name, args) if name]
+    return targets
+
+
+def _sed(options: list[Option], args: list[str]) -> list[str]:
+    if not any(name in ("-i", "--in-place") for name, _ in options):
+        return []
+    scripted = has(options, "-e", "--expression", "-f", "--file")
+    return args if scripted else args[1:]
+
+
+def _sort(options: list[Option], args: list[str]) -> list[str]:
+    del args
+    return values(options, "-o", "--output")
+
+
+def _tar(options: list[Option], args: list[str]) -> list[str]:
+    names = {name for name, _ in options}
+    if "-c" in names or "--create" in names or "-r" in names or "-u" in names:
+        return values(options, "-f", "--file")
+    if "-x" in names or "--extract" in names or "--get" in names:
+        return values(options, "-C", "--directory") or ["."]
+    del args
+    return []
+
+
+def _find(options: list[Option], args: list[str]) -> list[str]:
+    del options, args
+    return []
+
+
+_SED_GRAMMAR = _g("efl", "--expression --file --line-length")
+
+WRITERS: dict[str, tuple[Grammar, Callable[[list[Option], list[str]], list[str]]]] = {
+    "tee": (_g(), _all),
+    "cp": (_g("tS", "--target-directory --suffix"), _copy_like(False)),
+    "mv": (_g("tS", "--target-directory --suffix"), _copy_like(True)),
+    "install": (_g("tSgmo", "--target-directory --suffix --group --mode --owner"),
+                _copy_like(False)),
+    "ln": (_g("tS", "--target-directory --suffix"), _ln),
+    "touch": (_g("drt", "--date --reference"), _all),
+    "truncate": (_g("sr", "--size --reference"), _all),
+    "mkdir": (_g("m", "--mode"), _all),
+    "rmdir": (_g(), _all),
+    "rm": (_g(), _all),
+    "unlink": (_g(), _all),
+    "shred": (_g("ns", "--iterations --size"), _all),
+    "chmod": (_g(), _mode_first),
+    "chown": (_g(), _owner_first),
+    "chgrp": (_g(), _owner_first),
+    "rsync": (_g("efBTM", "--exclude --include --filter --rsh --rsync-path --temp-dir "
+                 "--exclude-from --include-from --files-from --partial-dir --compare-dest "
+                 "--copy-dest --link-dest --backup-dir --suffix --chmod --log-file "
+                 "--password-file --out-format --timeout --port --bwlimit --chown"), _rsync),
+    "curl": (_g("oDcdHuAeXxrTKFEwmzY", "--output --dump-header --cookie-jar --trace "
+                "--trace-ascii --output-dir --data --header --user --user-agent --referer "
+                "--request --proxy --range --upload-file --config --form --cert --max-time"),
+             _curl),
+    "wget": (_g("OoaPeUt", "--output-document --output-file --append-output "
+                "--directory-prefix --execute --user-agent --tries"), _wget),
+    "sed": (_SED_GRAMMAR, _sed),
+    "gsed": (_SED_GRAMMAR, _sed),
+    "sort": (_g("okStT", "--output --key --buffer-size --field-separator "
+                "--temporary-directory"), _sort),
+    "tar": (_g("fCbTXVNgKL", "--file --directory --exclude --files-from"), _tar),
+    "find": (_g(), _find),
+}  # fmt: skip
+
+
+def _find_writes(form: Argv) -> list[str]:
+    out: list[str] = []
+    for i, word in enumerate(form[:-1]):
+        if word in ("-fprint", "-fprint0", "-fls", "-fprintf"):
+            out.append(form[i + 1])
+    return out
+
+
+def _dd_writes(form: Argv) -> list[str]:
+    return [word[3:] for word in form[1:] if word.startswith("of=")]
+
+
+def write_operands(form: Argv) -> list[str]:
+    """Operands ``form`` writes to, as written (relative paths not yet resolved)."""
+    if not form:
+        return []
+    name = form[0]
+    if name == "dd":
+        return _dd_writes(form)
+    if name == "find":
+        return _find_writes(form)
+    if name == "tar" and len(form) > 1 and not form[1].startswith("-"):
+        # Old-style bundled letters (tar czf out.tgz dir): make them ordinary options.
+        form = (name, "-" + form[1], *form[2:])
+    writer = WRITERS.get(name)
+    if writer is None:
+        return []
+    grammar, pick = writer
+    options, operands = scan_all(form, grammar)
+    return [target for target in pick(options, operands) if target]
+
+
+def resolve(path: str, cwd: str) -> str:
+    """Absolute, lexically normalised ``path`` as seen from ``cwd``."""
+    joined = path if path.startswith("/") else os.path.join(cwd, path)
+    normal = os.path.normpath(joined)
+    # POSIX lets "//x" differ from "/x"; no Linux path does, and rules expect one slash.
+    return "/" + normal.lstrip("/")

@@ -1,0 +1,172 @@
+"""Unit tests of analyse(): the Segment fields, bounds and fail-closed rules."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from shellgate.models import Analysis, Redirect, Segment
+from shellgate.shell import analyse
+
+
+def only(command: str, **kwargs: object) -> Segment:
+    segments = analyse(command, **kwargs).segments  # type: ignore[arg-type]
+    assert len(segments) == 1, segments
+    return segments[0]
+
+
+def test_result_is_a_frozen_analysis_of_the_command() -> None:
+    analysis = analyse("ls -la")
+    assert isinstance(analysis, Analysis)
+    assert analysis.command == "ls -la"
+    assert analysis.findings == ()
+    segment = analysis.segments[0]
+    assert segment.text == "ls -la"
+    assert segment.forms[0] == segment.argv == ("ls", "-la")
+    with pytest.raises(ValueError, match="frozen"):
+        segment.argv = ("rm",)  # type: ignore[misc]
+
+
+def test_assignments_are_kept_out_of_argv() -> None:
+    segment = only("LANG=C FOO='a b' ls")
+    assert segment.argv == ("ls",)
+    assert segment.assignments == (("LANG", "C"), ("FOO", "a b"))
+    assert any("FOO" in f for f in segment.findings)
+    assert not any("LANG" in f for f in segment.findings)
+
+
+@pytest.mark.parametrize(
+    ("command", "redirect"),
+    [
+        pytest.param("ls 2>/dev/null", Redirect(op=">", fd=2, target="/dev/null"), id="devnull"),
+        pytest.param("ls 2>&1", Redirect(op=">&", fd=2, target="1"), id="dup"),
+        pytest.param("ls > out", Redirect(op=">", target="out", is_write=True), id="write"),
+        pytest.param("ls >> 'a b'", Redirect(op=">>", target="a b", is_write=True), id="append"),
+        pytest.param("ls &> o", Redirect(op="&>", target="o", is_write=True), id="both"),
+        pytest.param("ls < in", Redirect(op="<", target="in"), id="input"),
+        pytest.param("cat <<< hi", Redirect(op="<<<", target="hi"), id="herestring"),
+        pytest.param("cat <<'E'\nx\nE", Redirect(op="<<", target="E"), id="heredoc"),
+        pytest.param("ls >&-", Redirect(op=">&-", target=""), id="close"),
+    ],
+)
+def test_redirects(command: str, redirect: Redirect) -> None:
+    assert only(command).redirects == (redirect,)
+
+
+def test_write_redirect_resolves_against_workdir_and_is_a_finding() -> None:
+    segment = only("echo x > sub/../out.txt", workdir="/w")
+    assert segment.writes == ("/w/out.txt",)
+    assert any("output redirection" in f for f in segment.findings)
+
+
+def test_cd_in_a_list_moves_later_writes() -> None:
+    analysis = analyse("cd .git && echo x > hooks/pre-commit; cd /; touch y", workdir="/repo")
+    writes = [w for s in analysis.segments for w in s.writes]
+    assert writes == ["/repo/.git/hooks/pre-commit", "/y"]
+
+
+def test_cd_in_a_pipeline_or_subshell_does_not_last() -> None:
+    analysis = analyse("(cd /etc); cd /tmp | true; touch z", workdir="/w")
+    assert analysis.segments[-1].writes == ("/w/z",)
+
+
+def test_parse_error_is_copied_onto_every_segment() -> None:
+    analysis = analyse("ls; echo )(; pwd")
+    assert analysis.findings
+    assert all(set(analysis.findings) <= set(s.findings) for s in analysis.segments)
+
+
+def test_parse_error_without_segments_keeps_the_raw_text() -> None:
+    analysis = analyse(")))")
+    assert len(analysis.segments) == 1
+    segment = analysis.segments[0]
+    assert segment.text == ")))"
+    assert segment.findings == analysis.findings != ()
+
+
+def test_empty_and_comment_only_commands_have_no_segments() -> None:
+    assert analyse("").segments == ()
+    assert analyse("# just a comment").segments == ()
+
+
+def test_segments_past_the_limit_are_all_listed_and_flagged() -> None:
+    command = "; ".join(["ls"] * 9 + ["rm -rf /"])
+    analysis = analyse(command, max_segments=5)
+    assert len(analysis.segments) == 10
+    assert analysis.segments[-1].argv == ("rm", "-rf", "/")
+    assert all(any("over the limit of 5" in f for f in s.findings) for s in analysis.segments)
+    assert not analyse(command, max_segments=10).findings
+
+
+def test_nesting_past_max_depth_stops_with_a_finding() -> None:
+    command = "echo " + "$(" * 6 + "rm x" + ")" * 6
+    shallow = analyse(command, max_depth=3)
+    assert any("nesting deeper than 3" in f for f in shallow.findings)
+    assert all(s.argv != ("rm", "x") for s in shallow.segments)
+    deep = analyse(command, max_depth=16)
+    assert any(s.argv == ("rm", "x") for s in deep.segments)
+    assert not deep.findings
+
+
+def test_extreme_nesting_does_not_crash() -> None:
+    command = "( " * 5000 + "ls" + " )" * 5000
+    assert analyse(command).refused is not None  # over the default node budget
+    analysis = analyse(command, max_nodes=10**6)
+    assert any("nesting deeper than 16" in f for f in analysis.findings)
+    assert all(analysis.findings[0] in s.findings for s in analysis.segments)
+
+
+def test_contexts_name_where_a_segment_sits() -> None:
+    contexts = {s.argv: s.context for s in analyse(
+        "ls | wc; (pwd); echo $(id); bash -c 'date'; f() { who; }; if true; then :; fi"
+    ).segments}  # fmt: skip
+    assert contexts[("ls",)] == ("pipeline",)
+    assert contexts[("pwd",)] == ("subshell",)
+    assert contexts[("id",)] == ("command substitution",)
+    assert contexts[("date",)] == ("-c payload",)
+    assert contexts[("who",)] == ("function body", "group")
+    assert contexts[("true",)] == ("if condition",)
+
+
+def test_forms_peel_every_wrapper_layer() -> None:
+    segment = only("sudo -u root env -i FOO=1 timeout -s KILL 5 nice -n 3 /bin/rm -rf /")
+    forms = segment.all_forms()
+    assert forms[0] == segment.argv
+    assert ("rm", "-rf", "/") in forms
+    assert ("/bin/rm", "-rf", "/") in forms
+    assert ("timeout", "-s", "KILL", "5", "nice", "-n", "3", "/bin/rm", "-rf", "/") in forms
+
+
+def test_interpreter_findings_survive_wrappers() -> None:
+    assert any("inline code" in f for f in only("sudo -u x python3 -c 'print(1)'").findings)
+
+
+def test_hash_in_mid_word_is_not_a_comment() -> None:
+    assert only("echo a#b #c").argv == ("echo", "a#b")
+
+
+def test_control_characters_are_findings() -> None:
+    assert any("U+0007" in f for f in only("ls\x07").findings)
+
+
+def test_typical_command_is_fast() -> None:
+    command = "cd src && git status --short | grep -v '^??' | head -20 2>/dev/null"
+    analyse(command)
+    start = time.perf_counter()
+    for _ in range(50):
+        analyse(command)
+    assert (time.perf_counter() - start) / 50 < 0.005  # 5 ms: generous for a shared CI core
+
+
+def test_100kb_padding_is_analysed_quickly_and_completely() -> None:
+    command = "; ".join(["echo ok"] * 11_000) + "; rm -rf /"
+    assert 95_000 < len(command) < 100_000
+    refused = analyse(command)  # default budget: refused outright, so the input guard denies
+    assert refused.refused is not None
+    assert "analysis limit" in refused.refused
+    start = time.perf_counter()
+    analysis = analyse(command, max_nodes=10**6)  # with the budget lifted: read to the end
+    elapsed = time.perf_counter() - start
+    assert analysis.segments[-1].argv[0] == "rm"
+    assert elapsed < 1.0  # the benchmark reports the real figure; this guards regressions

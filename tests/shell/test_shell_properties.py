@@ -1,0 +1,60 @@
+"""Property tests: wrapping, prefixing or joining never makes a decision more permissive."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from shell_policy_helpers import at_least, decision
+
+POLICIES = ("allowlist", "denylist")
+
+COMMANDS = [
+    "ls -la", "git status", "git log -3", "echo hi", "cat f", "grep x f", "pwd",
+    "rm -rf /", "curl http://x", "rm x", "python3 -c pass", "echo $HOME", "ls *.py",
+    "bash -c 'rm x'", "echo \"$(rm x)\"", "find . -exec rm {} \\;", "sh", "ls > out",
+    "echo {a,b}", "awk '{print}' f", "cat <<< x", "ls | grep y", "true",
+]  # fmt: skip
+WRAPPERS = [
+    "sudo", "sudo -u root", "env", "env -i", "env FOO=1", "timeout 5", "timeout -s KILL 5",
+    "nohup", "nice -n 5", "nice", "command", "builtin", "exec", "time", "time -p",
+    "stdbuf -o0", "setsid", "ionice -c 3", "flock /tmp/l", "busybox", "doas", "xargs",
+    "watch -n 1", "chroot /",
+]  # fmt: skip
+ASSIGNMENTS = ["FOO=1", "LANG=C", "PATH=/tmp", "A=1 B=2", "X=$(true)", "LC_ALL=C TZ=UTC"]
+JOINERS = ["; ", " && ", " || ", " | ", " & ", "\n", " |& "]
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.sampled_from(COMMANDS), st.lists(st.sampled_from(WRAPPERS), min_size=1, max_size=3))
+def test_wrapping_never_loosens(command: str, wrappers: list[str]) -> None:
+    wrapped = " ".join([*wrappers, command])
+    for policy in POLICIES:
+        assert at_least(decision(wrapped, policy), decision(command, policy)), (wrapped, policy)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(COMMANDS), st.sampled_from(ASSIGNMENTS))
+def test_assignment_prefix_never_loosens(command: str, prefix: str) -> None:
+    prefixed = f"{prefix} {command}"
+    for policy in POLICIES:
+        assert at_least(decision(prefixed, policy), decision(command, policy)), (prefixed, policy)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(COMMANDS), min_size=2, max_size=6), st.data())
+def test_joining_never_loosens(commands: list[str], data: st.DataObject) -> None:
+    joined = commands[0]
+    for command in commands[1:]:
+        joined += data.draw(st.sampled_from(JOINERS)) + command
+    for policy in POLICIES:
+        whole = decision(joined, policy)
+        for command in commands:
+            assert at_least(whole, decision(command, policy)), (joined, command, policy)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(COMMANDS), st.integers(min_value=40, max_value=90))
+def test_padding_never_hides_a_segment(command: str, padding: int) -> None:
+    padded = "; ".join(["echo ok"] * padding + [command])
+    for policy in POLICIES:
+        assert at_least(decision(padded, policy), decision(command, policy)), (padding, policy)
