@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from shellgate.executors._env import OVERRIDES, build_env, is_credential
 
 
@@ -60,3 +62,18 @@ def test_managed_facts_cannot_be_forged() -> None:
     assert env["SHELLGATE_TASK_ID"] == "bash-1"
     assert "SHELLGATE_OTHER" not in env
     assert env["FOO"] == "caller"
+
+
+def test_scrubbed_parent_follows_changes_to_os_environ(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from shellgate.executors._env import build_env
+
+    monkeypatch.setenv("SG_CACHE_PROBE", "one")
+    assert build_env(os.environ, {}, {})["SG_CACHE_PROBE"] == "one"
+    monkeypatch.setenv("SG_CACHE_PROBE", "two")
+    assert build_env(os.environ, {}, {})["SG_CACHE_PROBE"] == "two"
+    monkeypatch.setenv("SG_CACHE_TOKEN", "secret")
+    assert "SG_CACHE_TOKEN" not in build_env(os.environ, {}, {})
+    monkeypatch.delenv("SG_CACHE_PROBE")
+    assert "SG_CACHE_PROBE" not in build_env(os.environ, {}, {})

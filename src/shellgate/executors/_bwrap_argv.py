@@ -10,9 +10,10 @@ Two steps, both pure so both are unit-tested on their own:
 
 Mount order is the security argument, so it is fixed here and nowhere else:
 host root (read-only, or read-write in ``full-access``) → ``/dev`` → ``/proc`` →
-private ``/tmp`` → writable roots → guards, shallowest first (a pinned ``.git``
-before the read-only ``.git/hooks`` inside it) → secret masks last, so nothing
-mounted later can uncover a secret.
+private ``/tmp`` → the workspace (read-only in read-only mode) or the writable
+roots → guards, shallowest first (a pinned ``.git`` before the read-only
+``.git/hooks`` inside it) → secret masks last, so nothing mounted later can
+uncover a secret.
 
 How a protected path inside a writable root is guarded:
 
@@ -43,11 +44,12 @@ PathKind = Literal["dir", "file", "missing"]
 TargetKind = Literal["file", "dir", "gitdir"]
 GuardHow = Literal["pin", "ro", "null", "empty"]
 
-#: Start-up files directly in a writable root (the nested fish paths apply to $HOME only).
+#: Start-up files guarded directly in every writable root. Each missing one costs a
+#: placeholder mount per call (~0.3 ms), so this is the set shells read on their own
+#: (zsh reads ``.zshenv`` even non-interactively); a root that is $HOME gets the full
+#: list of :data:`shellgate.policy.protected.SHELL_RC_FILES`.
 ROOT_RC_FILES: tuple[str, ...] = (
-    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".profile",
-    ".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc",
-    ".tcshrc", ".login", ".logout", ".inputrc",
+    ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv",
 )  # fmt: skip
 
 #: Secrets under $HOME that every mode masks (when they exist).
@@ -179,8 +181,12 @@ def build_argv(
     command: str,
     cwd: str,
     seccomp_fd: int | None,
+    runner: Sequence[str] = (),
 ) -> list[str]:
-    """The complete bwrap argv for one command (``shell`` absolute, ``cwd`` canonical)."""
+    """The complete bwrap argv for one command (``shell`` absolute, ``cwd`` canonical).
+
+    ``runner`` goes between bwrap's ``--`` and the shell (the status supervisor).
+    """
     if not os.path.isabs(shell):
         raise ValueError(f"the shell must be an absolute path, got {shell!r}")
     argv = [
@@ -196,6 +202,9 @@ def build_argv(
         argv += ["--bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     else:
         argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]  # noqa: S108 - a private tmpfs, not a host path
+        if profile.mode == "read-only":
+            # Visible even when it lives under /tmp, which the tmpfs above hides.
+            argv += ["--ro-bind", profile.workspace, profile.workspace]
         for root in profile.roots:
             argv += ["--bind", root, root]
         for guard in profile.guards:
@@ -208,7 +217,7 @@ def build_argv(
     argv += ["--chdir", cwd]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
-    argv += ["--", shell, "-c", command]
+    argv += ["--", *runner, shell, "-c", command]
     return argv
 
 

@@ -13,22 +13,52 @@ from every source: they would let something other than the analysed string run.
 from __future__ import annotations
 
 import fnmatch
+import functools
+import os
+import re
 from collections.abc import Iterable, Mapping
 
 CREDENTIAL_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSPHRASE", "CREDENTIAL")
 OVERRIDES = {"NO_COLOR": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
 _STARTUP_HOOKS = ("BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND")
+_MARKERS = re.compile("|".join(CREDENTIAL_MARKERS), re.IGNORECASE)
 
 
 def is_credential(name: str, extra: Iterable[str] = ()) -> bool:
-    upper = name.upper()
-    if any(marker in upper for marker in CREDENTIAL_MARKERS):
+    if _MARKERS.search(name):
         return True
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in extra)
 
 
 def _runs_code(name: str) -> bool:
     return name in _STARTUP_HOOKS or name.startswith("BASH_FUNC_")
+
+
+@functools.lru_cache(maxsize=4096)
+def _passes(name: str, extra: tuple[str, ...]) -> bool:
+    """Whether a parent variable may reach commands (cached: names repeat every call)."""
+    return not (is_credential(name, extra) or _runs_code(name) or name.startswith("SHELLGATE_"))
+
+
+_cache: tuple[dict[bytes, bytes], tuple[str, ...], dict[str, str]] | None = None
+
+
+def scrubbed_parent(extra_scrub: Iterable[str] = ()) -> dict[str, str]:
+    """``os.environ`` minus credentials and start-up hooks, recomputed only on change.
+
+    Copying and decoding ``os.environ`` costs ~30 µs a call; its raw bytes dict
+    compares in about one. (``_data`` is CPython's storage behind ``os.environ``;
+    without it we simply recompute every time.)
+    """
+    global _cache
+    scrub = tuple(extra_scrub)
+    raw = getattr(os.environ, "_data", None)
+    if isinstance(raw, dict) and _cache is not None and _cache[1] == scrub and _cache[0] == raw:
+        return dict(_cache[2])
+    env = {name: value for name, value in os.environ.items() if _passes(name, scrub)}
+    if isinstance(raw, dict):
+        _cache = (dict(raw), scrub, env)
+    return dict(env)
 
 
 def build_env(
@@ -39,13 +69,10 @@ def build_env(
     extra_scrub: Iterable[str] = (),
 ) -> dict[str, str]:
     scrub = tuple(extra_scrub)
-    env = {
-        name: value
-        for name, value in parent.items()
-        if not is_credential(name, scrub)
-        and not _runs_code(name)
-        and not name.startswith("SHELLGATE_")
-    }
+    if parent is os.environ:
+        env = scrubbed_parent(scrub)
+    else:
+        env = {name: value for name, value in parent.items() if _passes(name, scrub)}
     env.update(OVERRIDES)
     for name, value in caller.items():
         if _runs_code(name) or name.startswith("SHELLGATE_"):

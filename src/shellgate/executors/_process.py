@@ -249,8 +249,10 @@ class Proc:
     stdout: StreamBuffer
     stderr: StreamBuffer
     call_id: str
+    term_depth: int = 0
     escapees: set[int] = field(default_factory=set)
     signalled: bool = False
+    _termed: set[int] = field(default_factory=set)
 
     @property
     def pid(self) -> int:
@@ -271,6 +273,7 @@ class Proc:
         stdout: StreamBuffer,
         stderr: StreamBuffer,
         call_id: str,
+        term_depth: int = 0,
     ) -> Proc:
         # Spawned on the loop's thread: the parent-death signal follows this thread.
         popen = subprocess.Popen(
@@ -291,7 +294,14 @@ class Proc:
             popen.kill()
             popen.wait()
             raise
-        return cls(popen=popen, watch=watch, stdout=stdout, stderr=stderr, call_id=call_id)
+        return cls(
+            popen=popen,
+            watch=watch,
+            stdout=stdout,
+            stderr=stderr,
+            call_id=call_id,
+            term_depth=term_depth,
+        )
 
     async def wait_leader(self) -> int:
         await asyncio.shield(self.watch.exited)
@@ -307,11 +317,11 @@ class Proc:
         _, still = await asyncio.wait(pending, timeout=timeout_s)
         return not still
 
-    def _find_escapees(self) -> set[int]:
+    def _find_escapees(self, gate_children: list[int]) -> set[int]:
         """Live processes of this call outside its group (attributed by env marker)."""
         marker = f"SHELLGATE_CALL_ID={self.call_id}".encode()
         found: set[int] = set()
-        frontier = [p for p in _children(os.getpid()) if p != self.pid and _carries(p, marker)]
+        frontier = [p for p in gate_children if p != self.pid and _carries(p, marker)]
         frontier += [p for p in self.escapees if _stat_fields(p) is not None]
         while frontier:
             pid = frontier.pop()
@@ -321,10 +331,9 @@ class Proc:
             frontier.extend(_children(pid))
         return found
 
-    def _reap_orphans(self) -> None:
+    def _reap_orphans(self, gate_children: list[int]) -> None:
         """Reap zombies of this call that were reparented to the gate."""
-        me = os.getpid()
-        for pid in _children(me):
+        for pid in gate_children:
             if pid == self.pid:
                 continue
             fields = _stat_fields(pid)
@@ -336,11 +345,38 @@ class Proc:
                 self.escapees.discard(pid)
 
     def leftovers(self) -> bool:
-        self._reap_orphans()
-        self.escapees = self._find_escapees()
+        """Whether anything of this call is still alive (group members or escapees)."""
+        gate_children = _children(os.getpid())
+        if len(gate_children) > 1 or (gate_children and gate_children[0] != self.pid):
+            self._reap_orphans(gate_children)
+            self.escapees = self._find_escapees(gate_children)
+        elif self.escapees:
+            self.escapees = self._find_escapees([])
         return group_alive(self.pid) or bool(self.escapees)
 
+    def _below(self, depth: int) -> list[int]:
+        """Descendants of the leader at least ``depth`` levels down (from /proc)."""
+        found: list[int] = []
+        level = [self.pid]
+        for current in range(1, 64):
+            level = [kid for pid in level for kid in _children(pid)]
+            if not level:
+                break
+            if current >= depth:
+                found.extend(level)
+        return found
+
     def _signal_all(self, sig: int) -> None:
+        if sig == signal.SIGTERM and self.term_depth > 0:
+            # The runner (bwrap) does not forward signals, and killing it kills the
+            # sandbox with SIGKILL: TERM goes to what runs inside it instead, once
+            # to each process — including ones that appear while the sandbox is
+            # still starting (see _wait_gone).
+            for pid in [*self._below(self.term_depth), *self.escapees]:
+                if pid not in self._termed:
+                    self._termed.add(pid)
+                    _signal_pid(pid, sig)
+            return
         if group_alive(self.pid):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.pid, sig)
@@ -357,12 +393,12 @@ class Proc:
             return
         self.signalled = True
         self._signal_all(signal.SIGTERM)
-        if await self._wait_gone(grace_s):
+        if await self._wait_gone(grace_s, terminating=True):
             return
         self._signal_all(signal.SIGKILL)
         await self._wait_gone(max(grace_s, 1.0))
 
-    async def _wait_gone(self, timeout_s: float) -> bool:
+    async def _wait_gone(self, timeout_s: float, *, terminating: bool = False) -> bool:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         while True:
@@ -370,6 +406,8 @@ class Proc:
                 return True
             if loop.time() >= deadline:
                 return False
+            if terminating and self.term_depth > 0:
+                self._signal_all(signal.SIGTERM)  # late starters inside the sandbox
             await asyncio.sleep(_POLL_S)
 
     async def close_pumps(self) -> None:

@@ -60,11 +60,23 @@ class ExecSpec:
 
 @dataclass
 class SpawnPlan:
-    """An implementation's answer: the argv, fds to pass, and cleanup after exit."""
+    """An implementation's answer: the argv, fds to pass, and cleanup after exit.
+
+    ``term_depth`` says where SIGTERM goes: 0 is the whole process group (the
+    command is the leader); N > 0 is every descendant N or more levels below the
+    leader — a sandbox runner that does not forward signals stays out of it, and
+    SIGKILL after the grace still goes to the whole group. ``status_fd`` is the
+    read end of a pipe on which a supervisor inside reports how the command
+    really ended (``exit N`` / ``signal N``); the executor closes it in
+    ``cleanup``. ``close_after_spawn`` are the gate's copies of fds passed down.
+    """
 
     argv: list[str]
     pass_fds: tuple[int, ...] = ()
     cleanup: Callable[[], None] | None = None
+    term_depth: int = 0
+    status_fd: int | None = None
+    close_after_spawn: tuple[int, ...] = ()
 
 
 TaskStatus = Literal["running", "completed", "killed"]
@@ -271,11 +283,15 @@ class Executor(ABC):
                 stdout=stdout,
                 stderr=stderr,
                 call_id=spec.call_id,
+                term_depth=plan.term_depth,
             )
         except OSError as exc:
             if plan.cleanup is not None:
                 plan.cleanup()
             raise ExecutionError(f"cannot start the command: {exc.strerror or exc}") from exc
+        finally:
+            for fd in plan.close_after_spawn:
+                os.close(fd)
         return proc, plan
 
     async def _supervise(
@@ -307,16 +323,17 @@ class Executor(ABC):
             raise
         finally:
             await proc.close_pumps()
+            reported = _read_status(plan.status_fd)
             if plan.cleanup is not None:
                 plan.cleanup()
-        code = proc.returncode
+        exit_code, signal = self._ending(proc.returncode, reported)
         stdout, stderr = proc.stdout.view(), proc.stderr.view()
-        denied = self._denied(spec, code, stderr)
+        denied = self._denied(spec, exit_code, stderr)
         return RunResult(
             stdout=stdout,
             stderr=stderr,
-            exit_code=code if code is not None and code >= 0 else None,
-            signal=signal_name(code),
+            exit_code=exit_code,
+            signal=signal,
             timed_out=timed_out,
             timeout_ms=spec.timeout_ms if timed_out else None,
             duration_ms=(time.monotonic() - started) * 1000,
@@ -325,6 +342,22 @@ class Executor(ABC):
             sandbox_denied=denied,
             escalation_available=denied and self._can_escalate(spec.sandbox_mode),
         )
+
+    def _ending(
+        self, returncode: int | None, reported: str | None
+    ) -> tuple[int | None, str | None]:
+        """(exit code, signal name) of the command, preferring a supervisor's report."""
+        if reported is not None:
+            kind, _, value = reported.partition(" ")
+            if value.isdigit():
+                number = int(value)
+                if kind == "exit":
+                    return number, None
+                if kind == "signal":
+                    return None, signal_name(-number)
+        if returncode is None or returncode >= 0:
+            return returncode, None
+        return None, signal_name(returncode)
 
     async def _abort(self, proc: Proc) -> None:
         await proc.stop(proc_grace(self.config.executor.grace_ms))
@@ -346,6 +379,19 @@ class Executor(ABC):
     def _denied(self, spec: ExecSpec, exit_code: int | None, stderr: OutputView) -> bool:
         """Whether a failed command shows the backend's denial signature."""
         return False
+
+
+def _read_status(fd: int | None) -> str | None:
+    """The last line a supervisor wrote on the status pipe (every writer is gone)."""
+    if fd is None:
+        return None
+    try:
+        os.set_blocking(fd, False)
+        data = os.read(fd, 256)
+    except OSError:
+        return None
+    lines = data.decode("ascii", "replace").split()
+    return " ".join(lines[-2:]) if len(lines) >= 2 else None
 
 
 def proc_grace(grace_ms: int) -> float:

@@ -7,6 +7,7 @@
  * static binary does all of it in one cheap exec:
  *
  *   sg-exec PARENT_PID NOFILE NPROC CPU_S FSIZE AS DROPCAPS -- PROGRAM ARG...
+ *   sg-exec --supervise FD -- PROGRAM ARG...
  *
  * - parent-death signal SIGKILL, then a re-check that the parent is still the
  *   expected one (it may have died between fork and prctl);
@@ -15,6 +16,12 @@
  * - DROPCAPS=1: empty the capability bounding set and the ambient set, so a root
  *   command holds no capabilities after exec.
  * Any failure exits 126 with a message: the command never runs half-hardened.
+ *
+ * --supervise runs inside a sandbox, where the gate cannot wait for the command
+ * itself: it forks the command, survives the SIGTERM the gate sends to the
+ * sandbox's processes (a handler, which exec resets to the default in the
+ * child), and writes how the command ended to FD ("exit N" or "signal N") —
+ * bwrap alone reports 128+N for both a signal death and `exit 128+N`.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,6 +31,8 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #ifndef PR_CAP_AMBIENT
@@ -55,7 +64,52 @@ static void limit(int resource, const char *value, const char *what) {
   if (setrlimit(resource, &r) != 0) die(what);
 }
 
+static void on_signal(int sig) { (void)sig; }
+
+static int supervise(int argc, char **argv) {
+  if (argc < 5 || strcmp(argv[3], "--") != 0) {
+    fprintf(stderr, "usage: sg-exec --supervise FD -- PROGRAM ARG...\n");
+    return 126;
+  }
+  int fd = (int)num(argv[2], "status fd");
+  if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) die("status fd");
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+  for (unsigned i = 0; i < sizeof forwarded / sizeof *forwarded; i++) {
+    if (sigaction(forwarded[i], &sa, NULL) != 0) die("signal handler");
+  }
+  pid_t child = fork();
+  if (child < 0) die("fork");
+  if (child == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execv(argv[4], argv + 4);
+    fprintf(stderr, "shellgate: cannot execute %s: %s\n", argv[4], strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) die("wait");
+  }
+  char line[32];
+  int len, code;
+  if (WIFSIGNALED(status)) {
+    len = snprintf(line, sizeof line, "signal %d\n", WTERMSIG(status));
+    code = 128 + WTERMSIG(status);
+  } else {
+    len = snprintf(line, sizeof line, "exit %d\n", WEXITSTATUS(status));
+    code = WEXITSTATUS(status);
+  }
+  if (write(fd, line, (size_t)len) != len) { /* the gate falls back to bwrap's code */ }
+  return code;
+}
+
 int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "--supervise") == 0) return supervise(argc, argv);
   if (argc < 10 || strcmp(argv[8], "--") != 0) {
     fprintf(stderr, "usage: sg-exec PPID NOFILE NPROC CPU FSIZE AS DROPCAPS -- PROGRAM ARG...\n");
     return 126;

@@ -1,0 +1,111 @@
+"""The process limit for a gate running as root: a pids cgroup for the gate's sandboxes.
+
+``RLIMIT_NPROC`` does not bind host uid 0 (the kernel exempts the init user's
+processes whatever their capabilities), and bwrap maps the sandbox to the caller's
+uid, so under a root gate a fork bomb inside the sandbox is only stopped by
+``pids.max``. The gate makes one cgroup below its own, and the first process of
+every call moves itself into it *before* it execs anything
+(:data:`TRAMPOLINE`), so no descendant can be forked outside it. Moving the pid from
+the gate after spawning would race with bwrap's first ``clone``.
+
+Availability: a cgroup v1 ``pids`` hierarchy, or cgroup v2 where ``pids`` is
+already enabled for the gate's children (a delegated subtree). Without either
+:func:`find_base` returns ``None`` and the caller says so (docs/sandbox.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+
+#: ``sh -c`` that joins the cgroup whose ``cgroup.procs`` is ``$0``, then execs the rest.
+TRAMPOLINE = ("/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"')
+_RMDIR_TRIES = 100  # x 2 ms: reaped processes leave the cgroup a moment after exit
+
+
+def _mounts() -> list[tuple[str, str, str]]:
+    """(mount point, fs type, super options) of every cgroup mount."""
+    out: list[tuple[str, str, str]] = []
+    try:
+        with open("/proc/self/mountinfo") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if len(fields) >= 5 and len(tail) >= 3 and tail[0] in ("cgroup", "cgroup2"):
+            out.append((fields[4].replace("\\040", " "), tail[0], tail[2]))
+    return out
+
+
+def _own_paths() -> dict[str, str]:
+    """Controller list (``""`` for v2) → the gate's cgroup path, from /proc/self/cgroup."""
+    paths: dict[str, str] = {}
+    try:
+        with open("/proc/self/cgroup") as fh:
+            for line in fh.read().splitlines():
+                _, controllers, path = line.split(":", 2)
+                paths[controllers] = path
+    except (OSError, ValueError):
+        pass
+    return paths
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path) as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
+def find_base() -> str | None:
+    """A writable directory below which per-call pids cgroups can be created."""
+    own = _own_paths()
+    for mount, fstype, options in _mounts():
+        if fstype == "cgroup" and "pids" in options.split(","):
+            path = next((p for c, p in own.items() if "pids" in c.split(",")), None)
+        elif fstype == "cgroup2":
+            path = own.get("")
+            if path is not None:
+                here = os.path.join(mount, path.lstrip("/"))
+                if "pids" not in _read(os.path.join(here, "cgroup.subtree_control")).split():
+                    continue
+        else:
+            continue
+        if path is None:
+            continue
+        base = os.path.join(mount, path.lstrip("/"))
+        if os.path.isdir(base) and os.access(base, os.W_OK):
+            return base
+    return None
+
+
+def create(base: str, name: str, max_pids: int) -> str:
+    """Make ``base/name`` with ``pids.max``; returns its ``cgroup.procs`` path."""
+    path = os.path.join(base, name)
+    os.mkdir(path, 0o755)
+    try:
+        with open(os.path.join(path, "pids.max"), "w") as fh:
+            fh.write(str(max_pids))
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
+        raise
+    return os.path.join(path, "cgroup.procs")
+
+
+def remove(procs_file: str) -> bool:
+    """Remove a cgroup once its processes are gone (False if it stays)."""
+    path = os.path.dirname(procs_file)
+    for _ in range(_RMDIR_TRIES):
+        try:
+            os.rmdir(path)
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            time.sleep(0.002)
+    return False

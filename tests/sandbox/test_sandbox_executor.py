@@ -1,0 +1,132 @@
+"""The executor's own behaviour: probe, workdir, denials, escalation, placeholders."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from shellgate.errors import ExecutionError, SandboxUnavailable
+from shellgate.executors._bwrap_placeholders import _remove_placeholder
+from shellgate.executors.base import ExecRequest
+from tests.sandbox.conftest import Box
+
+pytestmark = pytest.mark.bwrap
+
+
+async def test_probe_fails_closed_when_bwrap_is_missing(box: Box) -> None:
+    ex = await box.executor(sandbox={"bwrap_path": "/nonexistent/bwrap"})
+    assert ex.unavailable_reason is not None
+    assert "bubblewrap is not installed" in ex.unavailable_reason
+    with pytest.raises(SandboxUnavailable, match=r"^sandbox unavailable: bubblewrap is not installed"):
+        await ex.run(ExecRequest(command="touch marker"))
+    with pytest.raises(SandboxUnavailable):
+        await ex.start(ExecRequest(command="touch marker"))
+    assert not (box.ws / "marker").exists()
+
+
+async def test_probe_fails_closed_when_bwrap_cannot_start(box: Box) -> None:
+    fake = box.outside / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    ex = await box.executor(sandbox={"bwrap_path": str(fake)})
+    with pytest.raises(SandboxUnavailable, match="No permissions to create new namespace"):
+        await ex.run(ExecRequest(command="touch marker"))
+    assert not (box.ws / "marker").exists()
+
+
+async def test_probe_passes_and_reports_the_mode(box: Box) -> None:
+    result = await box.run("echo hi")
+    assert box.executors[0].unavailable_reason is None
+    assert (result.stdout.text, result.exit_code, result.executor) == ("hi\n", 0, "bwrap")
+    assert result.sandbox_mode == "workspace-write"
+    assert not result.sandbox_denied
+
+
+async def test_workdir_outside_the_workspace_is_refused_before_running(box: Box) -> None:
+    with pytest.raises(ExecutionError, match="working directory is outside the workspace"):
+        await box.run(f"touch {box.outside}/marker", workdir=str(box.outside))
+    assert not (box.outside / "marker").exists()
+
+
+async def test_full_access_runs_anywhere_and_writes_the_host(box: Box) -> None:
+    result = await box.run("echo x > marker; pwd", workdir=str(box.outside), sandbox_mode="full-access")
+    assert result.stdout.text == f"{box.outside}\n"
+    assert (box.outside / "marker").read_text() == "x\n"
+    assert result.sandbox_mode == "full-access"
+
+
+async def test_denial_is_flagged_with_escalation(box: Box) -> None:
+    result = await box.run(f"echo x > {box.outside}/f")
+    assert result.exit_code == 1
+    assert result.sandbox_denied
+    assert result.escalation_available
+
+
+async def test_denial_without_escalation_when_disabled(box: Box) -> None:
+    await box.executor(sandbox={"escalation": False})
+    result = await box.run(f"echo x > {box.outside}/f")
+    assert result.sandbox_denied
+    assert not result.escalation_available
+
+
+@pytest.mark.parametrize(
+    ("command", "mode", "denied"),
+    [
+        pytest.param("echo nope >&2; exit 3", "workspace-write", False, id="no-signature"),
+        pytest.param("echo 'Permission denied' >&2; exit 0", "workspace-write", False, id="exit-zero"),
+        pytest.param("touch /etc/x", "full-access", False, id="full-access-is-not-a-sandbox-denial"),
+        pytest.param("touch /etc/x", "read-only", True, id="read-only"),
+    ],
+)
+async def test_denial_detection(box: Box, command: str, mode: str, denied: bool) -> None:
+    if mode == "full-access":
+        command = "echo 'Operation not permitted' >&2; exit 1"
+    result = await box.run(command, sandbox_mode=mode)
+    assert result.sandbox_denied is denied
+
+
+async def test_escalation_from_read_only_is_offered_and_widest_mode_has_none(box: Box) -> None:
+    ro = await box.run("echo x > f", sandbox_mode="read-only")
+    assert ro.escalation_available
+    ww = await box.run("echo x > f", sandbox_mode="workspace-write")
+    assert (box.ws / "f").read_text() == "x\n"
+    assert not ww.sandbox_denied
+
+
+async def test_self_signal_is_reported_as_a_signal(box: Box) -> None:
+    result = await box.run("kill -TERM $$")
+    assert (result.signal, result.exit_code) == ("SIGTERM", None)
+
+
+async def test_placeholders_live_while_any_call_runs_and_go_after(box: Box) -> None:
+    ex = await box.executor()
+    task = await ex.start(ExecRequest(command="sleep 30"))
+    try:
+        result = await box.run("echo e > .bashrc")
+        assert result.exit_code != 0
+        assert (box.ws / ".bashrc").exists()  # still mounted in the background task
+        assert (box.ws / ".bashrc").read_text() == ""
+    finally:
+        task.kill()
+        await task.done
+    assert not (box.ws / ".bashrc").exists()
+    assert not (box.ws / ".git").exists()
+
+
+async def test_no_placeholder_outlives_a_call(box: Box) -> None:
+    await box.run("true")
+    assert sorted(os.listdir(box.ws)) == []
+
+
+def test_placeholder_removal_never_follows_symlinks(box: Box) -> None:
+    target = box.outside / "dir"
+    target.mkdir()
+    (box.ws / "link").symlink_to(target)
+    _remove_placeholder(str(box.ws), str(box.ws / "link"), "empty")
+    _remove_placeholder(str(box.ws), str(box.ws / "link" / "x"), "null")
+    assert target.is_dir()
+    assert (box.ws / "link").is_symlink()
+    (box.ws / "kept").write_text("content")
+    _remove_placeholder(str(box.ws), str(box.ws / "kept"), "null")
+    assert (box.ws / "kept").read_text() == "content"
