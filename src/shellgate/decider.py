@@ -23,6 +23,16 @@ class Decider:
         self.pm.check_pending()
         self._layers: list[Layer] = layers_of(self.pm)
 
+    def register(self, plugin: object, *, name: str) -> None:
+        """Add a layer (or execute wrapper) object after the configured ones.
+
+        For embedding code and tests; deployments load plugins by name from
+        config. The hookspecs are checked again, so a misspelled hook fails here.
+        """
+        self.pm.register(plugin, name=name)
+        self.pm.check_pending()
+        self._layers = layers_of(self.pm)
+
     @property
     def layer_names(self) -> list[str]:
         return [layer.name for layer in self._layers]
