@@ -13,7 +13,15 @@ from tests.conftest import make_config
 
 
 def call(command: str) -> CallInfo:
-    return CallInfo(tool="bash", command=command, subject="agent", tenant="default", session="s", workdir="/tmp", workspace="/tmp")
+    return CallInfo(
+        tool="bash",
+        command=command,
+        subject="agent",
+        tenant="default",
+        session="s",
+        workdir="/tmp",
+        workspace="/tmp",
+    )
 
 
 @pytest.fixture

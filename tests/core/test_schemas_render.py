@@ -129,3 +129,15 @@ def test_dropped_output_notice() -> None:
 def test_notices_on_top() -> None:
     assert render.with_notices(["n1", "n2"], "body") == "n1\nn2\n\nbody"
     assert render.with_notices([], "body") == "body"
+
+
+def test_approval_denied_names_the_approver_and_the_reason_asked() -> None:
+    ask = Decision(effect="ask", reason="network access", layer="casbin", rule="p.csv:9")
+    assert render.approval_denied(ask, "deny", "nobody could be asked") == (
+        "Error: not approved (deny: nobody could be asked); "
+        "approval was required by casbin rule p.csv:9: network access"
+    )
+    allow = Decision(effect="allow", reason="ok", layer="casbin")
+    assert render.approval_denied(allow, "prompt", None, escalation="full-access") == (
+        "Error: not approved (prompt); the escalation to 'full-access' mode was refused"
+    )

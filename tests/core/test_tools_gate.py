@@ -12,7 +12,7 @@ import pytest
 from shellgate.approval import AllowApprover
 from shellgate.gate import Gate
 from shellgate.tools.tasks import Owner
-from tests.conftest import make_config, pids_with_arg
+from tests.conftest import make_config, pids_with_arg, wait_until
 
 
 async def bash(gate: Gate, command: str, **extra: Any) -> Any:
@@ -342,3 +342,18 @@ async def test_every_tool_call_is_audited(tmp_path: Path) -> None:
     from shellgate.audit import verify
 
     assert verify(tmp_path / "audit.jsonl").ok
+
+
+async def test_cancelling_a_call_with_an_abort_event_still_stops_the_command(
+    open_gate: Any,
+) -> None:
+    gate = await open_gate()
+    abort = asyncio.Event()
+    call = asyncio.ensure_future(
+        gate.call("bash", {"command": "sleep 31.4204", "description": "d"}, abort=abort)
+    )
+    assert await asyncio.to_thread(wait_until, lambda: bool(pids_with_arg("31.4204")), 5)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert not pids_with_arg("31.4204")

@@ -116,8 +116,8 @@ async def test_escalation_rejected_runs_nothing(tmp_path: Path) -> None:
         )
     assert result.is_error
     assert result.text == (
-        "Error: not approved: the escalation to 'full-access' mode was refused; "
-        "the user says: not in this repo"
+        "Error: not approved (recorder: not in this repo); "
+        "the escalation to 'full-access' mode was refused"
     )
     assert not target.exists()
 

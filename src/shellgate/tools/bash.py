@@ -168,15 +168,12 @@ class BashCall:
         )
         if answer.answer == "deny":
             self._audit("result", is_error=True, outcome="not approved")
-            decision = verdict.decision
-            if escalation is not None and verdict.effect == "allow":
-                why = f"the escalation to '{escalation}' mode was refused"
-                said = f"; the user says: {answer.message}" if answer.message else ""
-                return self._result(
-                    render.error(f"not approved: {why}{said}"), True, "not approved"
-                )
-            why = "the approver said no"
-            text = render.approval_denied(decision, why, answer.message)
+            text = render.approval_denied(
+                verdict.decision,
+                answer.approver or "approver",
+                answer.message,
+                escalation=escalation,
+            )
             return self._result(text, True, "not approved")
         if answer.answer == "allow_session":
             gate.grants.grant(call, request.session_scope)
@@ -224,6 +221,11 @@ class BashCall:
         stop = asyncio.ensure_future(self.abort.wait())
         try:
             await asyncio.wait([job, stop], return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            # Our caller was cancelled: the command must not outlive the call.
+            job.cancel()
+            await asyncio.gather(job, return_exceptions=True)
+            raise
         finally:
             stop.cancel()
         if not job.done():

@@ -118,11 +118,20 @@ def policy_denied(decision: Decision) -> str:
     return error(f"denied by {_by(decision)}: {decision.reason}")
 
 
-def approval_denied(decision: Decision, why: str, message: str | None) -> str:
-    text = f"not approved: {why} (approval was required by {_by(decision)}: {decision.reason})"
-    if message:
-        text += f"; the user says: {message}"
-    return error(text)
+def approval_denied(
+    decision: Decision, approver: str, message: str | None, *, escalation: str | None = None
+) -> str:
+    """An ``ask`` (or an escalation) that was not approved: who said no, and why asked.
+
+    The approver is named as such — a headless ``deny`` approver is not a person —
+    and its message, if any, is the one the model should act on.
+    """
+    who = f"{approver}: {message}" if message else approver
+    if escalation is not None and decision.effect != "ask":
+        return error(f"not approved ({who}); the escalation to '{escalation}' mode was refused")
+    return error(
+        f"not approved ({who}); approval was required by {_by(decision)}: {decision.reason}"
+    )
 
 
 def with_notices(notices: Sequence[str], text: str) -> str:
