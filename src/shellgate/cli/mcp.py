@@ -1,0 +1,51 @@
+"""``shellgate mcp``: serve the three tools over MCP stdio until the client hangs up.
+
+Exit status: 0 when the connection ended (stdin EOF, SIGTERM, SIGINT); 2 for a
+start-up mistake (bad config, a policy set or plugin that does not load), as one
+``error: …`` line on stderr. stdout is the MCP wire and carries nothing else.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from shellgate.cli._common import fail, load
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("mcp", help="Serve bash, bash_output and bash_kill over MCP stdio.")
+    def mcp(
+        config: Annotated[Optional[Path], typer.Option("--config", help="shellgate.toml")] = None,  # noqa: UP045
+        log_level: Annotated[str, typer.Option("--log-level", help="stderr log level")] = "WARNING",
+    ) -> None:
+        import logging
+
+        from shellgate.errors import ShellgateError
+
+        level = logging.getLevelName(log_level.upper())
+        if not isinstance(level, int):
+            raise fail(
+                f"invalid --log-level: expected DEBUG, INFO, WARNING or ERROR, got {log_level!r}"
+            )
+        cfg = load(config)
+        logging.basicConfig(
+            level=level, format="shellgate mcp: %(levelname)s %(name)s: %(message)s"
+        )
+        try:
+            from shellgate.mcp_server import ShellgateMCP
+
+            server = ShellgateMCP(cfg)  # builds the gate: policy and plugins load here
+        except ShellgateError as exc:
+            raise fail(str(exc)) from None
+        import asyncio
+        import os
+        import sys
+
+        if asyncio.run(server.serve_stdio()):
+            # A signal ended the server after the gate closed; the SDK's stdin
+            # reader thread is still blocked in read(2) and would hold the exit.
+            sys.stderr.flush()
+            os._exit(0)

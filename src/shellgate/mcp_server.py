@@ -1,0 +1,287 @@
+"""The MCP door: the three tools over MCP stdio, one gate per server process.
+
+Invariants:
+
+* One :class:`~shellgate.gate.Gate` per process, opened before the first message
+  and closed (every task stopped, spill files removed) when the connection ends —
+  stdin EOF, SIGTERM or SIGINT alike.
+* The principal is the config's ``[policy] subject`` / ``tenant``; nothing in a
+  tool call's arguments can change it (the gate validates arguments strictly, so
+  an extra ``subject`` key is an error, never an identity).
+* ``tools/list`` serves exactly ``gate.schemas("mcp")``; ``tools/call`` always
+  answers with a ``CallToolResult`` whose text is the gate's model-facing text
+  (tools.md), ``isError`` set for tool errors, pending completion notices at the
+  top. No exception from a call reaches the SDK as a protocol error: a bad call
+  is the model's to read and correct.
+* ``ask``: an elicitation to the client when it declared the capability (accept
+  = allow once; decline or cancel = deny with a message the model can act on);
+  otherwise the headless default (``deny``, or ``allow`` in test deployments).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.session import ServerSession
+from mcp.server.stdio import stdio_server
+
+from shellgate.approval import AllowApprover, Approver, DenyApprover
+from shellgate.config import Config
+from shellgate.gate import Gate, ToolResult
+from shellgate.models import ApprovalAnswer, ApprovalRequest
+from shellgate.tools import render
+
+logger = logging.getLogger("shellgate.mcp")
+
+SERVER_NAME = "shellgate"
+
+#: The MCP session of the tools/call being served, for the approver. A context
+#: variable, not an attribute: calls run concurrently, and each must ask through
+#: its own request's channel.
+_current_session: contextvars.ContextVar[ServerSession | None] = contextvars.ContextVar(
+    "shellgate_mcp_session", default=None
+)
+
+_ELICITATION = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+
+DECLINED = (
+    "the user declined this command in the MCP client; do not retry it unchanged — "
+    "choose another way or ask the user what they want"
+)
+CANCELLED = (
+    "the user dismissed the approval prompt without answering; do not retry it "
+    "unchanged — ask the user whether to run it"
+)
+NO_ELICITATION = (
+    "approval was needed but this MCP client cannot ask the user (it did not declare "
+    "the elicitation capability), so the call was denied; ask the user to run it "
+    "themselves or to allow it in the policy"
+)
+
+
+def _headless(config: Config) -> Approver:
+    """What answers an ``ask`` nobody can be asked about: deny, or allow for tests.
+
+    ``prompt`` mode means deny here: stdin is the MCP wire, there is no terminal.
+    """
+    if config.approval.mode == "allow":
+        logger.warning(
+            "approval mode 'allow': asks the client cannot show are approved without asking "
+            "anyone; this mode exists for tests only"
+        )
+        return AllowApprover()
+    if config.approval.mode == "prompt":
+        logger.warning(
+            "approval mode 'prompt' cannot prompt over MCP stdio (stdin is the protocol): "
+            "asks go to the client's elicitation, else they are denied"
+        )
+    return DenyApprover()
+
+
+def _question(request: ApprovalRequest) -> str:
+    call = request.call
+    lines = [request.question, f"Command: {call.command}"]
+    if call.description:
+        lines.append(f"Purpose (as the agent states it): {call.description}")
+    lines.append(f"Working directory: {call.workdir}")
+    if request.escalation is not None:
+        lines.append(f"Wider sandbox mode requested: {request.escalation}")
+        if request.justification:
+            lines.append(f"Justification: {request.justification}")
+    lines.append("Accept to run it once; decline to refuse.")
+    return "\n".join(lines)
+
+
+class ElicitationApprover:
+    """Asks the connected client's user through MCP elicitation (form mode).
+
+    The form has no fields: accepting *is* the answer (allow once). Used only
+    for a call whose client declared elicitation; anything else — no session,
+    no capability, no back-channel — goes to the headless approver.
+    """
+
+    name = "mcp-elicitation"
+
+    def __init__(self, headless: Approver) -> None:
+        self.headless = headless
+
+    async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
+        session = _current_session.get()
+        if (
+            session is None
+            or not session.check_client_capability(_ELICITATION)
+            or not session.can_send_request  # e.g. a 2026-era envelope request: no back-channel
+        ):
+            return await self._headless(request)
+        try:
+            result = await session.elicit_form(
+                _question(request), {"type": "object", "properties": {}}
+            )
+        except Exception as exc:  # any failure to ask is a no (fail closed)
+            logger.warning("elicitation failed: %s: %s", type(exc).__name__, exc)
+            return ApprovalAnswer(
+                answer="deny",
+                message=f"the approval prompt could not be shown ({type(exc).__name__}: {exc}), "
+                "so the call was denied",
+                approver=self.name,
+            )
+        if result.action == "accept":
+            return ApprovalAnswer(answer="allow_once", approver=self.name)
+        message = DECLINED if result.action == "decline" else CANCELLED
+        return ApprovalAnswer(answer="deny", message=message, approver=self.name)
+
+    async def _headless(self, request: ApprovalRequest) -> ApprovalAnswer:
+        answer = await self.headless(request)
+        if answer.answer == "deny":
+            return answer.model_copy(update={"message": NO_ELICITATION})
+        return answer
+
+
+class ShellgateMCP:
+    """The MCP handlers over one gate. Build, then :meth:`serve_stdio` (or :meth:`run`).
+
+    Building it builds the gate, so a policy set or plugin that does not load
+    fails here, before any message is read. A ``gate`` passed in keeps its own
+    approver (pass ``approver=ElicitationApprover(...)`` to it to get elicitation).
+    """
+
+    def __init__(self, config: Config, *, gate: Gate | None = None) -> None:
+        self.config = config
+        self.approver = ElicitationApprover(_headless(config))
+        self.gate = gate if gate is not None else Gate(config, approver=self.approver)
+        self.owner = self.gate.owner(None, None, None)  # the config's principal, one session
+        self.server: Server[Any] = Server(
+            SERVER_NAME,
+            version=_version(),
+            instructions=(
+                "A policy-gated shell: every bash call passes the deployment's policy; "
+                "denials name the rule that decided."
+            ),
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+        self._inflight: set[asyncio.Event] = set()
+        # An aborted call kills its process group: SIGTERM, then SIGKILL after the grace.
+        self._abort_wait_s = config.executor.grace_ms / 1000 + 5.0
+
+    # -- handlers ----------------------------------------------------------------------
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        tools = [
+            types.Tool(name=s["name"], description=s["description"], input_schema=s["inputSchema"])
+            for s in self.gate.schemas("mcp")
+        ]
+        return types.ListToolsResult(tools=tools)
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        arguments: object = params.arguments if params.arguments is not None else {}
+        with self._abortable() as abort:
+            token = _current_session.set(ctx.session)  # copied into the call's task below
+            try:
+                call = asyncio.ensure_future(self.gate.call(params.name, arguments, abort=abort))
+            finally:
+                _current_session.reset(token)
+            try:
+                result = await asyncio.shield(call)
+            except Exception as exc:  # pragma: no cover - gate.call does not raise for calls
+                logger.exception("tool call %s failed", params.name)
+                result = ToolResult(
+                    render.error(f"internal error in shellgate ({type(exc).__name__})"),
+                    True,
+                    "error",
+                )
+            except BaseException:
+                # Cancelled (notifications/cancelled, or the connection ended): abort
+                # the call so its process group is killed and the abort is audited,
+                # instead of leaving the command running with nobody to answer.
+                abort.set()
+                with anyio.CancelScope(shield=True):
+                    await asyncio.wait([call], timeout=self._abort_wait_s)
+                raise
+        text = render.with_notices(self.gate.pop_notices(self.owner), result.text)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], is_error=result.is_error
+        )
+
+    @contextmanager
+    def _abortable(self) -> Iterator[asyncio.Event]:
+        """An abort event per call; set for every in-flight call at shutdown."""
+        event = asyncio.Event()
+        self._inflight.add(event)
+        try:
+            yield event
+        finally:
+            self._inflight.discard(event)
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def run(self, read_stream: Any, write_stream: Any) -> None:
+        """Serve one connection over the given streams, then close the gate."""
+        try:
+            await self.gate.open()
+            await self.server.run(
+                read_stream, write_stream, self.server.create_initialization_options()
+            )
+        finally:
+            await self._shutdown()
+
+    async def serve_stdio(self) -> bool:
+        """Serve MCP on stdin/stdout until EOF or SIGTERM/SIGINT/SIGHUP; always close the gate.
+
+        Returns ``True`` when a signal ended it. The SDK reads stdin on a worker
+        thread blocked in ``read(2)``, which no cancellation can interrupt, so on
+        a signal the gate is closed here (tasks stopped, spill files removed, the
+        audit log closed) and the caller must end the process without waiting
+        for that thread (``shellgate mcp`` uses ``os._exit``).
+        """
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        stoppable = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+        for sig in stoppable:
+            loop.add_signal_handler(sig, stop.set)
+        serving = asyncio.ensure_future(self._serve_stdio())
+        stopping = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for sig in stoppable:
+                loop.remove_signal_handler(sig)
+        if serving.done():
+            stopping.cancel()
+            serving.result()
+            return False
+        logger.info("shellgate mcp stopped by a signal")
+        await self._shutdown()
+        return True
+
+    async def _serve_stdio(self) -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await self.run(read_stream, write_stream)
+
+    async def _shutdown(self) -> None:
+        for event in list(self._inflight):
+            event.set()
+        await asyncio.shield(self.gate.aclose())
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("shellgate")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"

@@ -1,0 +1,46 @@
+"""docs/cli.md names every command and option the CLI actually has."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from shellgate.cli import build_app
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+
+
+def _walk(command: Any, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every command under ``command`` (typer vendors its own click: duck-typed)."""
+    yield path, command
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _walk(sub, (*path, name))
+
+
+def test_every_command_and_option_is_in_docs_cli() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    root = typer.main.get_command(build_app())
+    missing: list[str] = []
+    walked = list(_walk(root, ()))
+    assert {p[0] for p, _ in walked if p} >= {
+        "run",
+        "check",
+        "policy",
+        "audit",
+        "schema",
+        "mcp",
+        "demo",
+    }
+    for path, command in walked:
+        if not path:
+            continue
+        if f"shellgate {path[0]}" not in text or path[-1] not in text:
+            missing.append(" ".join(path))
+        for param in command.params:
+            for flag in getattr(param, "opts", []):
+                if flag.startswith("-") and flag != "--help" and flag not in text:
+                    missing.append(f"{' '.join(path)} {flag}")
+    assert not missing, f"docs/cli.md does not mention: {missing}"

@@ -1,0 +1,50 @@
+"""examples/agent_loop.py runs as a script: the loop, an ask, a denial, a final answer."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from examples_helpers import EXAMPLES, env_with_src
+
+
+def test_agent_loop_example_runs_and_the_gate_shapes_the_transcript(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "agent_loop.py"), "--workspace", str(workspace)],
+        capture_output=True,
+        text=True,
+        env=env_with_src(),
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "[approval] Allow this command? " in out  # the redirect was asked about
+    assert (workspace / "hello.txt").read_text() == "hello\n"
+    assert "  hello\n" in out
+    assert "Error: denied by casbin rule " in out
+    assert out.rstrip().endswith("model: Done: 4 tool calls, 1 refused.")
+
+
+def test_agent_loop_is_importable_and_its_model_only_uses_offered_tools() -> None:
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        import agent_loop
+
+        from shellgate.tools.schemas import schemas
+
+        model = agent_loop.ScriptedModel(schemas("anthropic"))
+        first = model.respond([])
+        assert first == [
+            {
+                "type": "tool_use",
+                "id": "toolu_1_0",
+                "name": "bash",
+                "input": {"command": "ls", "description": "list the workspace"},
+            }
+        ]
+    finally:
+        sys.path.remove(str(EXAMPLES))
+        sys.modules.pop("agent_loop", None)
