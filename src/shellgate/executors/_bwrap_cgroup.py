@@ -4,8 +4,9 @@
 processes whatever their capabilities), and bwrap maps the sandbox to the caller's
 uid, so under a root gate a fork bomb inside the sandbox is only stopped by
 ``pids.max``. The gate makes one cgroup below its own, and the first process of
-every call moves itself into it *before* it execs anything
-(:data:`TRAMPOLINE`), so no descendant can be forked outside it. Moving the pid from
+every call moves itself into it *before* it execs anything (``sg-exec --cgroup``,
+or a ``/bin/sh`` trampoline on the setpriv fallback: see
+``Hardening.prefix``), so no descendant can be forked outside it. Moving the pid from
 the gate after spawning would race with bwrap's first ``clone``.
 
 Availability: a cgroup v1 ``pids`` hierarchy, or cgroup v2 where ``pids`` is
@@ -19,8 +20,6 @@ import contextlib
 import os
 import time
 
-#: ``sh -c`` that joins the cgroup whose ``cgroup.procs`` is ``$0``, then execs the rest.
-TRAMPOLINE = ("/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"')
 _RMDIR_TRIES = 100  # x 2 ms: reaped processes leave the cgroup a moment after exit
 
 

@@ -90,8 +90,14 @@ class Hardening:
             )
         return cls("setpriv", None, setpriv, prlimit)
 
-    def prefix(self, limits: Limits, *, drop_caps: bool) -> list[str]:
-        """argv prefix that applies pdeathsig, no_new_privs, rlimits (and caps)."""
+    def prefix(
+        self, limits: Limits, *, drop_caps: bool, cgroup_procs: str | None = None
+    ) -> list[str]:
+        """argv prefix that applies pdeathsig, no_new_privs, rlimits (and caps).
+
+        ``cgroup_procs``: join that cgroup before anything else (and so before any
+        descendant can be forked outside it).
+        """
         nums = [
             limits.open_files,
             limits.processes,
@@ -100,11 +106,25 @@ class Hardening:
             limits.address_space_bytes,
         ]
         if self.helper is not None:
-            return [self.helper, str(os.getpid()), *map(str, nums), "1" if drop_caps else "0", "--"]
+            join = ["--cgroup", cgroup_procs] if cgroup_procs is not None else []
+            return [
+                self.helper,
+                *join,
+                str(os.getpid()),
+                *map(str, nums),
+                "1" if drop_caps else "0",
+                "--",
+            ]
         assert self.setpriv is not None
         assert self.prlimit is not None
         caps = ["--bounding-set", "-all", "--inh-caps", "-all", "--ambient-caps", "-all"]
+        trampoline = (
+            ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', cgroup_procs]
+            if cgroup_procs is not None
+            else []
+        )
         return [
+            *trampoline,
             self.setpriv,
             "--pdeathsig",
             "KILL",

@@ -219,15 +219,13 @@ class BwrapExecutor(Executor):
                 runner = [self.hardening.helper, "--supervise", str(status_w), "--"]
                 passed.append(status_w)
                 after_spawn = (status_w,)
-            front: list[str] = []
-            if self._cgroup_procs is not None:
-                front = [*cgroup.TRAMPOLINE, self._cgroup_procs]
             # The bounding set stays: bwrap run by root needs CAP_SETUID/SETGID in
             # this namespace to write its uid/gid maps; --cap-drop ALL empties it
             # inside before the command runs.
             argv = [
-                *front,
-                *self.hardening.prefix(spec.limits, drop_caps=False),
+                *self.hardening.prefix(
+                    spec.limits, drop_caps=False, cgroup_procs=self._cgroup_procs
+                ),
                 *build_argv(
                     profile,
                     shell=spec.shell,

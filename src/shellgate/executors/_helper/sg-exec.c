@@ -6,7 +6,7 @@
  * parent), and chaining setpriv + prlimit costs about 1 ms per extra exec. This
  * static binary does all of it in one cheap exec:
  *
- *   sg-exec PARENT_PID NOFILE NPROC CPU_S FSIZE AS DROPCAPS -- PROGRAM ARG...
+ *   sg-exec [--cgroup PROCS] PARENT_PID NOFILE NPROC CPU_S FSIZE AS DROPCAPS -- PROGRAM ARG...
  *   sg-exec --supervise FD -- PROGRAM ARG...
  *
  * - parent-death signal SIGKILL, then a re-check that the parent is still the
@@ -14,7 +14,9 @@
  * - no_new_privs (setuid/file-capability binaries gain nothing);
  * - hard and soft rlimits (0 = leave as inherited);
  * - DROPCAPS=1: empty the capability bounding set and the ambient set, so a root
- *   command holds no capabilities after exec.
+ *   command holds no capabilities after exec;
+ * - --cgroup PROCS: first of all, join the cgroup whose cgroup.procs file is
+ *   PROCS (writing "0" moves the caller), so nothing is forked outside it.
  * Any failure exits 126 with a message: the command never runs half-hardened.
  *
  * --supervise runs inside a sandbox, where the gate cannot wait for the command
@@ -78,19 +80,31 @@ static int supervise(int argc, char **argv) {
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
-  for (unsigned i = 0; i < sizeof forwarded / sizeof *forwarded; i++) {
+  unsigned n = sizeof forwarded / sizeof *forwarded;
+  /* Blocked across fork: a signal sent between fork and exec must not reach the
+     child's inherited no-op handler and vanish; it stays pending until the
+     child has its default dispositions back, and then it acts. */
+  sigset_t block, old;
+  sigemptyset(&block);
+  for (unsigned i = 0; i < n; i++) sigaddset(&block, forwarded[i]);
+  if (sigprocmask(SIG_BLOCK, &block, &old) != 0) die("signal mask");
+  for (unsigned i = 0; i < n; i++) {
     if (sigaction(forwarded[i], &sa, NULL) != 0) die("signal handler");
   }
   pid_t child = fork();
   if (child < 0) die("fork");
   if (child == 0) {
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (unsigned i = 0; i < n; i++) sigaction(forwarded[i], &dfl, NULL);
+    sigprocmask(SIG_SETMASK, &old, NULL);
     execv(argv[4], argv + 4);
     fprintf(stderr, "shellgate: cannot execute %s: %s\n", argv[4], strerror(errno));
     _exit(127);
   }
+  sigprocmask(SIG_SETMASK, &old, NULL);
   int status = 0;
   while (waitpid(child, &status, 0) < 0) {
     if (errno != EINTR) die("wait");
@@ -108,8 +122,21 @@ static int supervise(int argc, char **argv) {
   return code;
 }
 
+static void join_cgroup(const char *procs) {
+  int fd = open(procs, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) die("cgroup");
+  if (write(fd, "0", 1) != 1) die("cgroup");
+  close(fd);
+}
+
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "--supervise") == 0) return supervise(argc, argv);
+  if (argc >= 3 && strcmp(argv[1], "--cgroup") == 0) {
+    join_cgroup(argv[2]);
+    argv[2] = argv[0];
+    argv += 2;
+    argc -= 2;
+  }
   if (argc < 10 || strcmp(argv[8], "--") != 0) {
     fprintf(stderr, "usage: sg-exec PPID NOFILE NPROC CPU FSIZE AS DROPCAPS -- PROGRAM ARG...\n");
     return 126;
