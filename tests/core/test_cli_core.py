@@ -103,3 +103,13 @@ def test_schema_bad_format(tmp_path: Path) -> None:
     result = cli("schema", "--format", "gemini", cwd=tmp_path)
     assert result.returncode == 2
     assert "invalid --format" in result.stderr
+
+
+def test_run_background_follows_the_task(conf: Path) -> None:
+    result = cli("run", "--config", str(conf), "--background", "--", "echo one; exit 3", cwd=conf.parent)
+    assert result.returncode == 3
+    assert result.stdout == "one\n"
+    assert result.stderr.splitlines() == [
+        "started background task bash-1",
+        "[status: completed, exit code: 3]",
+    ]

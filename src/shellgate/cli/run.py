@@ -11,11 +11,14 @@ from __future__ import annotations
 import shlex
 import signal
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from shellgate.cli._common import fail, load
+
+if TYPE_CHECKING:
+    from shellgate.models import RunResult
 
 EXIT_DENIED = 126
 
@@ -77,21 +80,36 @@ def register(app: typer.Typer) -> None:
             args["workdir"] = workdir
         if timeout_ms is not None:
             args["timeoutMs"] = timeout_ms
+        if background:
+            args["run_in_background"] = True
         raise typer.Exit(_run(cfg, args))
+
+
+def _status(run: RunResult) -> int:
+    if run.signal is not None:
+        try:
+            return 128 + int(signal.Signals[run.signal])
+        except KeyError:
+            return 128
+    return run.exit_code or 0
 
 
 def _run(cfg: object, args: dict[str, object]) -> int:
     import asyncio
+    import contextlib
 
     from shellgate.config import Config
     from shellgate.errors import ShellgateError
     from shellgate.gate import Gate
+    from shellgate.tools import render
 
     assert isinstance(cfg, Config)
 
     async def go() -> int:
         async with Gate(cfg, keep_spill=True) as gate:
             result = await gate.call("bash", args)
+            if args.get("run_in_background") and not result.is_error:
+                return await _follow(gate, result.text.rsplit(" ", 1)[1])
         if result.outcome in ("denied", "not approved"):
             typer.echo(result.text, err=True)
             return EXIT_DENIED
@@ -99,15 +117,27 @@ def _run(cfg: object, args: dict[str, object]) -> int:
             typer.echo(result.text, err=True)
             return 2
         typer.echo(result.text, nl=not result.text.endswith("\n"))
-        run = result.run
-        if run is None:
-            return 0
-        if run.signal is not None:
-            try:
-                return 128 + int(signal.Signals[run.signal])
-            except KeyError:
-                return 128
-        return run.exit_code or 0
+        return 0 if result.run is None else _status(result.run)
+
+    async def _follow(gate: Gate, task_id: str) -> int:
+        """Stream a background task's output as it comes; end with its status line."""
+        task = gate.tasks.get(gate.owner(None, None, None), task_id)
+        typer.echo(f"started background task {task_id}", err=True)
+        while True:
+            finished = task.result is not None
+            delta = task.process.read_output()
+            if delta.stdout:
+                typer.echo(delta.stdout, nl=False)
+            if delta.stderr:
+                typer.echo(delta.stderr, nl=False, err=True)
+            if finished:
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(gate.wait_task(task_id), 0.2)
+        final = task.result
+        assert final is not None
+        typer.echo(render.status(final), err=True)
+        return _status(final)
 
     try:
         return asyncio.run(go())
