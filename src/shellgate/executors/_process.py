@@ -171,9 +171,17 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
-def _carries(pid: int, marker: bytes) -> bool:
+def _carries(pid: int, marker: bytes) -> bool | None:
+    """Whether ``pid``'s environment holds ``marker``; None when it cannot be read yet.
+
+    A process inside ``execve`` (or just forked) can show an empty environ for
+    a moment: that is "unknown, look again", never "not ours".
+    """
     raw = _read_proc(f"/proc/{pid}/environ")
-    return raw is not None and marker in raw.split(b"\0")
+    if not raw:
+        fields = _stat_fields(pid)
+        return False if fields is None or fields[0] in ("Z", "X") else None
+    return marker in raw.split(b"\0")
 
 
 def group_alive(pgid: int) -> bool:
@@ -272,6 +280,7 @@ class Proc:
     term_depth: int = 0
     escapees: set[int] = field(default_factory=set)
     signalled: bool = False
+    unsure: bool = False  # a gate child whose environment could not be read yet
     _termed: set[int] = field(default_factory=set)
 
     @property
@@ -338,10 +347,22 @@ class Proc:
         return not still
 
     def _find_escapees(self, gate_children: list[int]) -> set[int]:
-        """Live processes of this call outside its group (attributed by env marker)."""
+        """Live processes of this call outside its group (attributed by env marker).
+
+        Sets ``self.unsure`` when a child of the gate could not be read yet.
+        """
         marker = f"SHELLGATE_CALL_ID={self.call_id}".encode()
         found: set[int] = set()
-        frontier = [p for p in gate_children if p != self.pid and _carries(p, marker)]
+        frontier: list[int] = []
+        self.unsure = False
+        for pid in gate_children:
+            if pid == self.pid:
+                continue
+            ours = _carries(pid, marker)
+            if ours is None:
+                self.unsure = True
+            elif ours:
+                frontier.append(pid)
         frontier += [p for p in self.escapees if _stat_fields(p) is not None]
         while frontier:
             pid = frontier.pop()
@@ -372,7 +393,9 @@ class Proc:
             self.escapees = self._find_escapees(gate_children)
         elif self.escapees:
             self.escapees = self._find_escapees([])
-        return group_alive(self.pid) or bool(self.escapees)
+        else:
+            self.unsure = False
+        return group_alive(self.pid) or bool(self.escapees) or self.unsure
 
     def _below(self, depth: int) -> list[int]:
         """Descendants of the leader at least ``depth`` levels down (from /proc)."""
@@ -387,20 +410,21 @@ class Proc:
         return found
 
     def _signal_all(self, sig: int) -> None:
-        if sig == signal.SIGTERM and self.term_depth > 0:
+        """TERM: the group once, and every target found so far once; KILL: all of it."""
+        targets = list(self.escapees)
+        if self.term_depth > 0 and sig == signal.SIGTERM:
             # The runner (bwrap) does not forward signals, and killing it kills the
-            # sandbox with SIGKILL: TERM goes to what runs inside it instead, once
-            # to each process — including ones that appear while the sandbox is
-            # still starting (see _wait_gone).
-            for pid in [*self._below(self.term_depth), *self.escapees]:
-                if pid not in self._termed:
-                    self._termed.add(pid)
-                    _signal_pid(pid, sig)
-            return
-        if group_alive(self.pid):
+            # sandbox with SIGKILL: TERM goes to what runs inside it instead.
+            targets += self._below(self.term_depth)
+        elif group_alive(self.pid) and (sig != signal.SIGTERM or self.pid not in self._termed):
+            self._termed.add(self.pid)
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.pid, sig)
-        for pid in self.escapees:
+        for pid in targets:
+            if sig == signal.SIGTERM:
+                if pid in self._termed:
+                    continue
+                self._termed.add(pid)
             _signal_pid(pid, sig)
 
     async def stop(self, grace_s: float) -> None:
@@ -426,8 +450,10 @@ class Proc:
                 return True
             if loop.time() >= deadline:
                 return False
-            if terminating and self.term_depth > 0:
-                self._signal_all(signal.SIGTERM)  # late starters inside the sandbox
+            if terminating:
+                # Targets found late (escapees read mid-exec, processes of a sandbox
+                # that was still starting) get their SIGTERM too, once each.
+                self._signal_all(signal.SIGTERM)
             await asyncio.sleep(_POLL_S)
 
     async def close_pumps(self) -> None:
