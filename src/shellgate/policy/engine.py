@@ -56,15 +56,17 @@ class Layer:
 
 
 def layers_of(pm: pluggy.PluginManager) -> list[Layer]:
-    """The ``shellgate_check`` implementations in call order.
+    """The ``shellgate_check`` implementations in the documented call order.
 
-    pluggy calls hookimpls last-registered-first; the gate registers layers in the
-    documented order, so we reverse pluggy's list to get that order back.
+    ``get_hookimpls()`` lists implementations in registration order (pluggy's own
+    call loop walks that list backwards); the gate registers layers in the
+    documented order, so this list *is* that order. The engine calls them itself
+    so that a deny can stop the waterfall and a failing layer can be named.
     """
     impls = pm.hook.shellgate_check.get_hookimpls()
     return [
         Layer(name=impl.plugin_name, check=impl.function, argnames=tuple(impl.argnames))
-        for impl in reversed(impls)
+        for impl in impls
     ]
 
 

@@ -1,0 +1,171 @@
+"""``shellgate check``: decide one command without running it, and explain why.
+
+The contract (``policy.md``, "Command-line contract") is exact:
+
+* ``--json`` prints one object with the keys ``decision``, ``reason``, ``layer``,
+  ``rule`` and ``segments`` (each with ``command``, ``argv``, ``decision``,
+  ``layer``, ``rule``), and nothing else on stdout;
+* exit status 0 allow, 10 ask, 11 deny, 2 usage or configuration error (one line on
+  stderr, never a traceback).
+
+COMMAND is one shell string (``shellgate check -- 'ls | wc -l'``); several words
+are joined with shell quoting, so ``shellgate check rm -rf /`` checks exactly that
+argv. Options go before COMMAND: everything from its first word on is the command.
+Everything heavy (config, analysis, policies) is imported inside the command, so a
+cold ``shellgate check`` pays only for what it uses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from typer.core import TyperCommand
+
+if TYPE_CHECKING:
+    from shellgate.config import Config
+    from shellgate.models import Verdict
+
+EXIT_CODES = {"allow": 0, "ask": 10, "deny": 11}
+EXIT_USAGE = 2
+
+
+class OneLineErrors(TyperCommand):
+    """A command whose usage errors are one ``error: …`` line on stderr and exit 2.
+
+    typer vendors its own click, whose ``UsageError`` it does not export; a usage
+    error is recognised by click's exception protocol (``format_message`` and exit
+    code 2) instead of by class.
+    """
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        try:
+            result: list[str] = super().parse_args(ctx, args)
+        except Exception as exc:
+            if getattr(exc, "exit_code", None) != EXIT_USAGE or not hasattr(exc, "format_message"):
+                raise
+            typer.echo(f"error: {exc.format_message()} (see 'shellgate {ctx.info_name} --help')",
+                       err=True)
+            raise typer.Exit(EXIT_USAGE) from None
+        return result
+
+
+def fail(message: str) -> typer.Exit:
+    """Print one error line on stderr; return the exit to raise (status 2)."""
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(EXIT_USAGE)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``check`` command to ``app``."""
+    app.command(
+        "check",
+        cls=OneLineErrors,
+        context_settings={"allow_interspersed_args": False},
+    )(check_command)
+
+
+def configure(config: Path | None, policies: list[Path] | None) -> Config:
+    """Load the config (``--config``) with ``--policy`` replacing ``[policy] paths``."""
+    from shellgate.config import load_config
+
+    cfg = load_config(config)
+    if policies:
+        paths = tuple(Path(os.path.abspath(p)) for p in policies)
+        cfg = cfg.model_copy(update={"policy": cfg.policy.model_copy(update={"paths": paths})})
+    return cfg
+
+
+def verdict_json(verdict: Verdict) -> dict[str, Any]:
+    """The ``--json`` object of the contract, exactly its keys."""
+    top = verdict.decision
+    return {
+        "decision": top.effect,
+        "reason": top.reason,
+        "layer": top.layer,
+        "rule": top.rule,
+        "segments": [
+            {
+                "command": sv.segment.command,
+                "argv": list(sv.segment.argv),
+                "decision": sv.decision.effect,
+                "layer": sv.decision.layer,
+                "rule": sv.decision.rule,
+            }
+            for sv in verdict.segments
+        ],
+    }
+
+
+def explain_text(verdict: Verdict) -> str:
+    """The human explanation: the answer, then each segment, its readings and its rule."""
+    top = verdict.decision
+    where = f"{top.layer}" + (f", rule {top.rule}" if top.rule else "")
+    lines = [f"{top.effect}: {top.reason}", f"  decided by {where}"]
+    for number, sv in enumerate(verdict.segments, start=1):
+        seg, dec = sv.segment, sv.decision
+        lines.append(f"segment {number}: {seg.command or seg.text!r} -> {dec.effect}")
+        lines.append(f"  argv: {list(seg.argv)}")
+        for form in seg.all_forms()[1:]:
+            lines.append(f"  also read as: {' '.join(form)}")
+        for finding in seg.findings:
+            lines.append(f"  finding: {finding}")
+        for target in seg.writes:
+            lines.append(f"  writes: {target}")
+        rule = f", rule {dec.rule}" if dec.rule else ""
+        lines.append(f"  decided by {dec.layer}{rule}: {dec.reason}")
+    return "\n".join(lines)
+
+
+def check_command(
+    command: Annotated[
+        list[str], typer.Argument(metavar="COMMAND", help="The shell command to check.")
+    ],
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Config file (else $SHELLGATE_CONFIG).")
+    ] = None,
+    policy: Annotated[
+        list[Path] | None,
+        typer.Option("--policy", help="Policy set directory (repeatable; replaces the config's)."),
+    ] = None,
+    subject: Annotated[str | None, typer.Option("--subject", help="Who asks.")] = None,
+    tenant: Annotated[str | None, typer.Option("--tenant", help="In which tenant.")] = None,
+    workdir: Annotated[
+        Path | None, typer.Option("--workdir", help="Working directory (default: cwd).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Decide a command without running it: exit 0 allow, 10 ask, 11 deny, 2 error."""
+    import shlex
+
+    from shellgate.decider import Decider
+    from shellgate.errors import ShellgateError
+    from shellgate.models import CallInfo
+
+    text = command[0] if len(command) == 1 else shlex.join(command)
+    try:
+        cfg = configure(config, policy)
+        cwd = os.path.realpath(workdir if workdir is not None else os.getcwd())
+        if not os.path.isdir(cwd):
+            raise fail(f"--workdir {workdir}: not a directory")
+        decider = Decider(cfg)
+        call = CallInfo(
+            tool="bash",
+            command=text,
+            subject=subject if subject is not None else cfg.policy.subject,
+            tenant=tenant if tenant is not None else cfg.policy.tenant,
+            session="check",
+            workdir=cwd,
+            workspace=os.path.realpath(cfg.executor.workspace),
+        )
+        verdict = decider.decide(call)
+    except ShellgateError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        typer.echo(json.dumps(verdict_json(verdict), ensure_ascii=False))
+    else:
+        typer.echo(explain_text(verdict))
+    raise typer.Exit(EXIT_CODES[verdict.effect])

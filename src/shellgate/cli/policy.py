@@ -1,0 +1,149 @@
+"""``shellgate policy init DIR | test DIR | lint DIR``: author and test policy sets.
+
+Exit status: ``init`` 0, or 2 when a file exists already (nothing is overwritten);
+``test`` 0 all rows pass, 1 any mismatch, 2 a broken policy or test file;
+``lint`` 0 clean, 1 findings, 2 the directory cannot be read. Errors are one line
+on stderr. Heavy imports happen inside the commands.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from shellgate.cli.check import EXIT_USAGE, OneLineErrors, configure, fail
+
+EXIT_FAILED = 1
+
+EXAMPLE_POLICY = """\
+# A shellgate policy set (casbin format). One rule per line:
+#
+#   p, <subject or role>, <tenant or *>, <pattern>, <allow|ask|deny>[, <reason>]
+#   g, <subject>, <role>, <tenant or *>
+#
+# Patterns match one simple command, argv joined by single spaces:
+#   git status        exactly that command
+#   git log *         git log with any arguments, or none (never `git logx`)
+#   *                 elsewhere: any run of characters
+#   re:<regex>        a regular expression matching the whole command
+# Quote a field that contains a comma: "re:a{1,3}".
+#
+# The strictest matching rule wins (deny > ask > allow), across every loaded
+# set, so an allow never loosens a deny or an ask. A command no rule matches
+# gets the config's closing default (ask, or deny when headless).
+# Deny and ask rules also see through wrappers (sudo, env, timeout …);
+# allow rules match only the command as written.
+
+g, agent, developer, *
+
+p, developer, *, ls *, allow
+p, developer, *, cat *, allow
+p, developer, *, git status *, allow
+p, developer, *, git diff *, allow
+p, developer, *, git push *, ask, pushing needs a person's OK
+p, developer, *, rm -rf *, deny, recursive force removal is never automatic
+"""
+
+EXAMPLE_TESTS = """\
+# <subject>, <tenant>, <expected decision>, <command>
+# Run: shellgate policy test DIR (exit 1 on any mismatch)
+agent, default, allow, ls -la
+agent, default, allow, git status
+agent, default, ask, git push origin main
+agent, default, deny, rm -rf build
+agent, default, ask, make
+"""
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``policy`` command group to ``app``."""
+    group = typer.Typer(name="policy", help="Author, test and lint policy sets.",
+                        no_args_is_help=True)
+    group.command("init", cls=OneLineErrors)(init_command)
+    group.command("test", cls=OneLineErrors)(run_tests_command)
+    group.command("lint", cls=OneLineErrors)(lint_command)
+    app.add_typer(group, name="policy")
+
+
+DirArg = Annotated[Path, typer.Argument(help="The policy set directory.")]
+
+
+def init_command(directory: DirArg) -> None:
+    """Write model.conf, an example policy.csv and tests.csv (never overwrites)."""
+    from shellgate.policy.loader import MODEL_FILE, POLICY_FILE, SHIPPED_MODEL
+
+    files = {
+        MODEL_FILE: SHIPPED_MODEL.read_text(encoding="utf-8"),
+        POLICY_FILE: EXAMPLE_POLICY,
+        "tests.csv": EXAMPLE_TESTS,
+    }
+    for name in files:
+        if (directory / name).exists():
+            raise fail(f"{directory / name}: exists already; policy init never overwrites")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            with (directory / name).open("x", encoding="utf-8") as out:  # "x": never clobber
+                out.write(text)
+    except OSError as exc:
+        raise fail(f"{directory}: cannot write: {exc.strerror or exc}") from None
+    typer.echo(f"wrote {', '.join(str(directory / n) for n in files)}")
+    typer.echo(f"next: edit {directory / POLICY_FILE}, then run "
+               f"'shellgate policy test {directory}'")
+
+
+def run_tests_command(
+    directory: DirArg,
+    config: Annotated[Path | None, typer.Option("--config", help="Config file.")] = None,
+    default: Annotated[
+        str | None, typer.Option("--default", help="Closing default for the run: ask or deny.")
+    ] = None,
+) -> None:
+    """Run the set's tests.csv / *.test.csv rows through the whole gate decision."""
+    from shellgate.errors import ShellgateError
+    from shellgate.policy.testrun import read_cases, run_cases
+
+    if default not in (None, "ask", "deny"):
+        raise fail(f"--default {default}: must be 'ask' or 'deny'")
+    try:
+        cfg = configure(config, None)
+        if default is not None:
+            cfg = cfg.model_copy(update={"policy": cfg.policy.model_copy(
+                update={"default": default})})
+        cases = read_cases(directory)
+        outcomes = run_cases(directory, cfg, cases)
+    except ShellgateError as exc:
+        raise fail(str(exc)) from None
+    failed = [o for o in outcomes if not o.passed]
+    for outcome in failed:
+        case, top = outcome.case, outcome.verdict.decision
+        rule = f" rule {top.rule}" if top.rule else ""
+        typer.echo(f"{case.file}:{case.line}: FAIL {case.subject} in {case.tenant}: "
+                   f"{case.command!r}: expected {case.expected}, got {top.effect} "
+                   f"(decided by {top.layer}{rule}: {top.reason})")
+        if outcome.disagreement:
+            typer.echo(f"    {outcome.disagreement}")
+    if failed:
+        typer.echo(f"{len(failed)} of {len(outcomes)} tests failed")
+        raise typer.Exit(EXIT_FAILED)
+    typer.echo(f"{len(outcomes)} tests passed")
+
+
+def lint_command(directory: DirArg) -> None:
+    """Report unreachable, shadowed, duplicate and never-matching rules, and bad rows."""
+    from shellgate.policy.lint import lint_policy_set
+
+    if not directory.is_dir():
+        raise fail(f"{directory}: policy set directory not found")
+    findings = lint_policy_set(directory)
+    for finding in findings:
+        typer.echo(str(finding))
+    if findings:
+        typer.echo(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}")
+        raise typer.Exit(EXIT_FAILED)
+    typer.echo(f"{directory}: no findings")
+
+
+__all__ = ["EXIT_FAILED", "EXIT_USAGE", "register"]

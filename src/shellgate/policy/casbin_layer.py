@@ -1,0 +1,149 @@
+"""The casbin rules layer: the admin's ``policy.csv`` rules over every segment.
+
+Semantics (``docs/policies.md``):
+
+* deny and ask rules match the segment's argv joined by single spaces *and* every
+  normalised form (wrappers peeled, ``/bin/rm`` read as ``rm``…); allow rules match
+  only the argv form, so a wrapper can never earn an allow meant for its payload;
+* among the matching rules of every loaded set, the strictest effect wins; among
+  equals, the first set in config order and, within a set, the first line;
+* no matching rule means the layer abstains (``None``), never "allow".
+
+Reload builds a complete new :class:`PolicyEngine` and then swaps one reference:
+a check reads that reference once, so it sees either the old rules or the new ones
+whole, never a half-loaded set, and never waits for a reload.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from shellgate.hookspecs import hookimpl
+from shellgate.models import CallInfo, Decision, Segment
+from shellgate.policy.index import PolicyIndex, rank
+from shellgate.policy.loader import PolicySource, Rule, load_policy_set
+
+LAYER = "casbin"
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A rule that matched, and the command form it matched."""
+
+    rule: Rule
+    text: str
+
+
+def segment_texts(segment: Segment) -> tuple[str, tuple[str, ...]]:
+    """The allow form (argv joined) and the other deny/ask forms, without repeats."""
+    command = segment.command
+    others: list[str] = []
+    for form in segment.all_forms()[1:]:
+        text = " ".join(form)
+        if text != command and text not in others:
+            others.append(text)
+    return command, tuple(others)
+
+
+class RuleFinder(Protocol):
+    """Finds the deciding rule of one set: :class:`PolicyIndex`, or casbin itself."""
+
+    @property
+    def source(self) -> PolicySource: ...
+
+    def best(self, subject: str, tenant: str, text: str, *, allow: bool = True) -> Rule | None: ...
+
+
+class PolicyEngine:
+    """Every configured policy set, immutable once built.
+
+    Built over indexes for the gate; over :class:`~shellgate.policy.reference.
+    ReferenceEnforcer` objects it is plain casbin with the same combination logic,
+    which is what ``policy test`` and the differential test compare against.
+    """
+
+    def __init__(self, indexes: Sequence[RuleFinder]) -> None:
+        self.indexes = tuple(indexes)
+
+    @classmethod
+    def load(cls, paths: Sequence[Path]) -> PolicyEngine:
+        """Load every set; raises :class:`~shellgate.errors.PolicyError` on the first bad one."""
+        return cls([PolicyIndex(load_policy_set(Path(p))) for p in paths])
+
+    @property
+    def rule_count(self) -> int:
+        return sum(len(i.source.rules) for i in self.indexes)
+
+    def match(self, subject: str, tenant: str, segment: Segment) -> Match | None:
+        """The deciding rule for one segment over all sets, or ``None`` for "no rule"."""
+        if not segment.argv:
+            return None
+        command, others = segment_texts(segment)
+        best: Match | None = None
+        for index in self.indexes:
+            found = self._match_one(index, subject, tenant, command, others)
+            if found is not None and (
+                best is None or rank(found.rule)[0] < rank(best.rule)[0]
+            ):
+                best = found
+        return best
+
+    @staticmethod
+    def _match_one(
+        index: RuleFinder, subject: str, tenant: str, command: str, others: tuple[str, ...]
+    ) -> Match | None:
+        rule = index.best(subject, tenant, command, allow=True)
+        best = Match(rule, command) if rule is not None else None
+        for text in others:
+            if best is not None and best.rule.effect == "deny":
+                break
+            rule = index.best(subject, tenant, text, allow=False)
+            if rule is not None and (best is None or rank(rule)[0] < rank(best.rule)[0]):
+                best = Match(rule, text)
+        return best
+
+
+def explain(match: Match, segment: Segment) -> str:
+    """The decision's reason: the admin's own text if given, else what matched."""
+    rule = match.rule
+    how = "" if match.text == segment.command else f" (read as '{match.text[:200]}')"
+    what = f"'{segment.command[:200]}'{how}"
+    text = rule.pattern.text
+    shown = f"{rule.effect} '{text if len(text) <= 60 else text[:57] + '...'}'"
+    if rule.reason:
+        return f"{rule.reason} — rule {rule.ref} ({shown}) matches {what}"
+    return (f"rule {rule.ref} ({shown} for {rule.subject} in tenant {rule.tenant}) "
+            f"matches {what}")
+
+
+class CasbinLayer:
+    """The ``casbin`` waterfall layer over ``paths`` (strictest answer across all sets)."""
+
+    name = LAYER
+
+    def __init__(self, paths: Sequence[Path]) -> None:
+        self.paths = tuple(Path(p) for p in paths)
+        self._engine = PolicyEngine.load(self.paths)
+
+    @property
+    def engine(self) -> PolicyEngine:
+        return self._engine
+
+    def reload(self) -> None:
+        """Re-read every set; on a load error the old rules stay and the error is raised."""
+        self._engine = PolicyEngine.load(self.paths)  # one reference swap: atomic for readers
+
+    @hookimpl
+    def shellgate_check(self, call: CallInfo, segment: Segment) -> Decision | None:
+        match = self._engine.match(call.subject, call.tenant, segment)
+        if match is None:
+            return None
+        return Decision(
+            effect=match.rule.effect,
+            reason=explain(match, segment),
+            layer=LAYER,
+            rule=match.rule.ref,
+        )

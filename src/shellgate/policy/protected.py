@@ -1,0 +1,140 @@
+"""The protected-paths layer: writes that no rule can allow.
+
+A segment is denied when any of its ``writes`` is, or is inside, a protected path:
+
+* shell start-up files (``.bashrc``, ``.profile``, ``.zshrc`` …) in ``$HOME`` and in
+  the workspace — code there runs in every later shell;
+* ``.git/hooks`` (and anything below) and ``.git/config`` of *any* repository, found
+  by path components, so nested repositories and not-yet-existing hooks count, and
+  a ``.git`` directory itself (moving it away and back is a rename of a hook's parent);
+* the gate's own files: its config file, its policy sets and its audit log;
+* every path in ``[policy] protected_paths``.
+
+Both sides are compared in two spellings, lexical (``os.path.normpath``) and
+physical (``os.path.realpath``, which resolves the existing prefix and keeps the
+rest), so neither ``..`` nor a symlinked directory or file leads around a
+protected path. The layer judges only what the analysis reports in ``writes``;
+it never allows, it only vetoes or abstains.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from shellgate.config import Config
+from shellgate.hookspecs import hookimpl
+from shellgate.models import CallInfo, Decision, Segment
+
+LAYER = "protected-paths"
+
+#: Start-up files of the common shells, relative to a home (or workspace) directory.
+SHELL_RC_FILES: tuple[str, ...] = (
+    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".profile",
+    ".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc",
+    ".tcshrc", ".login", ".logout", ".inputrc", ".config/fish/config.fish",
+    ".config/fish/conf.d",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Protected:
+    path: str  # absolute, normalised
+    why: str  # rule id shown in decisions: "shell-rc", "gate-config", …
+
+
+def _spellings(path: str) -> set[str]:
+    return {os.path.normpath(path), os.path.realpath(path)}
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def git_protected(path: str) -> str | None:
+    """Which git-internal path ``path`` names, by its components (``None`` if none)."""
+    parts = path.split("/")
+    for i, part in enumerate(parts):
+        if part != ".git":
+            continue
+        rest = parts[i + 1 :]
+        if not rest:
+            return "git-dir"
+        if rest[0] == "hooks":
+            return "git-hooks"
+        if rest == ["config"]:
+            return "git-config"
+    return None
+
+
+class ProtectedPathsLayer:
+    """Deny writes to protected paths, whatever the rules say."""
+
+    name = LAYER
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        home: str | None = None,
+        config_file: str | None = None,
+        extra: Iterable[str] = (),
+    ) -> None:
+        self.home = home if home is not None else os.path.expanduser("~")
+        entries: list[Protected] = []
+        for rc in SHELL_RC_FILES:
+            entries.append(Protected(os.path.join(self.home, rc), "shell-rc"))
+        workspace = os.path.abspath(config.executor.workspace)
+        for rc in SHELL_RC_FILES:
+            entries.append(Protected(os.path.join(workspace, rc), "shell-rc"))
+        for path in config.policy.paths:
+            entries.append(Protected(os.path.abspath(path), "gate-policy"))
+        chosen = config_file or os.environ.get("SHELLGATE_CONFIG")
+        if chosen:
+            entries.append(Protected(os.path.abspath(chosen), "gate-config"))
+        if config.audit.path is not None:
+            entries.append(Protected(os.path.abspath(config.audit.path), "gate-audit"))
+        for extra_path in (*config.policy.protected_paths, *extra):
+            expanded = os.path.expanduser(extra_path)
+            entries.append(Protected(os.path.join(workspace, expanded), "configured"))
+        self._fixed = self._expand(entries)
+        self._rc_names = SHELL_RC_FILES
+
+    @staticmethod
+    def _expand(entries: Sequence[Protected]) -> tuple[Protected, ...]:
+        out: list[Protected] = []
+        for entry in entries:
+            for spelled in sorted(_spellings(entry.path)):
+                out.append(Protected(spelled, entry.why))
+        return tuple(out)
+
+    def protects(self, target: str, call: CallInfo) -> Protected | None:
+        """The protected path ``target`` hits, if any (``target`` relative to the workdir)."""
+        absolute = os.path.join(call.workdir, target)
+        entries = self._fixed + self._expand(
+            [Protected(os.path.join(call.workspace, rc), "shell-rc") for rc in self._rc_names]
+        )
+        for spelled in _spellings(absolute):
+            why = git_protected(spelled)
+            if why is not None:
+                return Protected(spelled, why)
+            for entry in entries:
+                if _inside(spelled, entry.path):
+                    return entry
+        return None
+
+    @hookimpl
+    def shellgate_check(self, call: CallInfo, segment: Segment) -> Decision | None:
+        for target in segment.writes:
+            hit = self.protects(target, call)
+            if hit is not None:
+                shown = target if target == hit.path else f"{target}' (that is '{hit.path}"
+                return Decision(
+                    effect="deny",
+                    reason=f"writes to protected path '{shown}' ({hit.why}); protected paths "
+                    "cannot be written through the gate, whatever the rules say",
+                    layer=LAYER,
+                    rule=f"{LAYER}:{hit.why}",
+                )
+        return None

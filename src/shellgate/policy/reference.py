@@ -1,0 +1,71 @@
+"""Plain casbin over a loaded policy set: the reference the index must agree with.
+
+This builds a real ``casbin.Enforcer`` from the shipped ``model.conf`` and the set's
+validated rows, so ``enforce_ex`` is casbin's own evaluation of shellgate's model.
+The gate does not call it per command (it scans every rule, and casbin's per-tenant
+role manager is quadratic in role links); ``policy test`` cross-checks each row with
+it, and the differential test and ``benchmarks/decide.py`` compare the index with it.
+
+casbin is imported here only, lazily: a cold ``shellgate check`` never pays for it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shellgate.models import STRICTNESS
+from shellgate.policy.loader import SHIPPED_MODEL, PolicySource, Rule
+from shellgate.policy.patterns import Pattern
+
+
+def _tenant_match(request_tenant: str, link_tenant: str) -> bool:
+    # casbin asks (request domain, link domain): a link in "*" holds in every tenant.
+    return link_tenant == "*" or request_tenant == link_tenant
+
+
+class ReferenceEnforcer:
+    """casbin's ``Enforcer`` over one policy set, answering with shellgate's rules."""
+
+    def __init__(self, source: PolicySource) -> None:
+        import casbin
+        from casbin.persist.adapter import Adapter
+
+        self.source = source
+        ordered = sorted(source.rules, key=lambda r: (-STRICTNESS[r.effect], r.order))
+        self._by_row: dict[tuple[str, ...], Rule] = {}
+        rows: list[list[str]] = []
+        for rule in ordered:
+            row = [rule.subject, rule.tenant, rule.pattern.text, rule.effect, rule.reason]
+            rows.append(row)
+            self._by_row.setdefault(tuple(row), rule)
+        links = [[lk.user, lk.role, lk.tenant] for lk in source.links]
+        # The set's own compiled patterns, so casbin's matcher calls the very same
+        # matching code as the index (and does not recompile per call).
+        patterns: dict[str, Pattern] = {r.pattern.text: r.pattern for r in source.rules}
+
+        def command_match(command: Any, pattern: Any) -> bool:
+            compiled = patterns.get(str(pattern))  # "" when casbin evaluates an empty policy
+            return compiled is not None and compiled.matches(str(command))
+
+        class _Rows(Adapter):  # type: ignore[misc]
+            def load_policy(self, model: Any) -> None:
+                # Append as casbin's own file adapter does: model.add_policy checks
+                # for duplicates by a linear scan, quadratic over a large set.
+                model.model["p"]["p"].policy.extend(rows)
+                model.model["g"]["g"].policy.extend(links)
+
+        enforcer = casbin.Enforcer(str(SHIPPED_MODEL), _Rows())
+        enforcer.add_function("commandMatch", command_match)
+        enforcer.add_named_domain_matching_func("g", _tenant_match)
+        enforcer.build_role_links()
+        self._enforcer = enforcer
+
+    def best(self, subject: str, tenant: str, text: str, *, allow: bool = True) -> Rule | None:
+        """The first rule casbin's ``enforce_ex`` matches, as :meth:`PolicyIndex.best`."""
+        allowed, explain = self._enforcer.enforce_ex(subject, tenant, text)
+        if not allowed or not explain:
+            return None  # casbin's False here means "no rule matched"
+        rule = self._by_row[tuple(explain)]
+        if not allow and rule.effect == "allow":
+            return None
+        return rule

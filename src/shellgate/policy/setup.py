@@ -1,0 +1,35 @@
+"""Which layers a gate runs, in the documented order.
+
+1. input guard (run by :class:`~shellgate.decider.Decider` before parsing)
+2. command analysis     3. protected paths     4. casbin rules
+5. configured plugins   6. closing default (in the engine)
+
+Every failure here (a policy set that does not load, an unknown plugin) raises at
+start-up: the gate never runs with a layer silently missing.
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+from shellgate.config import Config
+from shellgate.policy.builtin import AnalysisLayer
+from shellgate.policy.casbin_layer import CasbinLayer
+from shellgate.policy.plugins import register_plugins
+from shellgate.policy.protected import ProtectedPathsLayer
+
+
+def register_layers(pm: pluggy.PluginManager, config: Config) -> None:
+    """Register every layer for ``config`` on ``pm``, in order; fail closed on errors.
+
+    Raises :class:`~shellgate.errors.PolicyError` for a policy set that does not load
+    and :class:`~shellgate.errors.PluginError` for a plugin that cannot be loaded.
+    """
+    pm.register(AnalysisLayer(), name=AnalysisLayer.name)
+    config_file = str(config.config_file) if config.config_file else None
+    protected = ProtectedPathsLayer(config, config_file=config_file)
+    pm.register(protected, name=protected.name)
+    rules = CasbinLayer(config.policy.paths)
+    pm.register(rules, name=rules.name)
+    register_plugins(pm, config.policy.plugins)
+

@@ -1,0 +1,122 @@
+"""Policy sets tested like code: the rows of ``tests.csv`` / ``*.test.csv``.
+
+A row is ``<subject>, <tenant>, <expected decision>, <command>``. Everything after
+the third comma is the command, so commands with commas need no quoting (a command
+in double quotes is unquoted CSV-style). Each row runs through the full
+:class:`~shellgate.decider.Decider` — input guard, analysis, protected paths, the
+set's rules, the closing default — and, for every segment, the index's deciding
+rule is compared with plain casbin's ``enforce_ex`` on the same set: a difference
+is a failure too (it would be a shellgate bug, and admins should see it).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from shellgate.config import Config
+from shellgate.errors import PolicyError
+from shellgate.models import CallInfo, Effect, Verdict
+from shellgate.policy.loader import EFFECTS
+
+MAX_TEST_ROWS = 100_000
+
+
+@dataclass(frozen=True)
+class Case:
+    file: str
+    line: int
+    subject: str
+    tenant: str
+    expected: Effect
+    command: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    case: Case
+    verdict: Verdict
+    disagreement: str | None = None  # index vs casbin, if they differed
+
+    @property
+    def passed(self) -> bool:
+        return self.disagreement is None and self.verdict.effect == self.case.expected
+
+
+def case_files(directory: Path) -> list[Path]:
+    """``tests.csv`` then every ``*.test.csv`` of the set, sorted."""
+    found = [directory / "tests.csv"] if (directory / "tests.csv").is_file() else []
+    return found + sorted(directory.glob("*.test.csv"))
+
+
+def _parse_row(raw: str, file: Path, line: int) -> Case:
+    parts = raw.split(",", 3)
+    if len(parts) != 4:
+        raise PolicyError(f"{file}:{line}: a test row is '<subject>, <tenant>, <expected "
+                          "decision>, <command>'")
+    subject, tenant, expected = (p.strip() for p in parts[:3])
+    command = parts[3].strip()
+    if len(command) >= 2 and command[0] == '"' and command[-1] == '"':
+        command = next(csv.reader([command]))[0]
+    if expected not in EFFECTS:
+        raise PolicyError(f"{file}:{line}: unknown expected decision {expected!r} "
+                          "(expected allow, ask or deny)")
+    if not subject or not tenant or not command:
+        raise PolicyError(f"{file}:{line}: empty subject, tenant or command")
+    effect: Effect = expected  # checked against EFFECTS above
+    return Case(str(file), line, subject, tenant, effect, command)
+
+
+def read_cases(directory: Path) -> list[Case]:
+    """Every test row of the set; raises :class:`PolicyError` naming a bad row."""
+    files = case_files(directory)
+    if not files:
+        raise PolicyError(f"{directory}: no tests.csv or *.test.csv")
+    cases: list[Case] = []
+    for file in files:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise PolicyError(f"{file}: cannot read: {exc}") from exc
+        for line, raw in enumerate(text.splitlines(), start=1):
+            if raw.strip() and not raw.strip().startswith("#"):
+                cases.append(_parse_row(raw, file, line))
+                if len(cases) > MAX_TEST_ROWS:
+                    raise PolicyError(f"{file}:{line}: more than {MAX_TEST_ROWS} test rows")
+    return cases
+
+
+def run_cases(directory: Path, config: Config, cases: list[Case]) -> list[Outcome]:
+    """Run every case against the set at ``directory`` (and only that set)."""
+    from shellgate.decider import Decider
+    from shellgate.policy.casbin_layer import CasbinLayer, PolicyEngine
+    from shellgate.policy.reference import ReferenceEnforcer
+
+    paths = (directory,)
+    config = config.model_copy(update={"policy": config.policy.model_copy(update={"paths": paths})})
+    decider = Decider(config)
+    layer = decider.pm.get_plugin("casbin")
+    assert isinstance(layer, CasbinLayer)
+    engine = layer.engine
+    reference = PolicyEngine([ReferenceEnforcer(i.source) for i in engine.indexes])
+    workdir = os.path.realpath(os.getcwd())
+    workspace = os.path.realpath(config.executor.workspace)
+    outcomes: list[Outcome] = []
+    for case in cases:
+        call = CallInfo(tool="bash", command=case.command, subject=case.subject,
+                        tenant=case.tenant, session="policy-test", workdir=workdir,
+                        workspace=workspace)
+        verdict = decider.decide(call)
+        disagreement = None
+        for sv in verdict.segments:
+            ours = engine.match(case.subject, case.tenant, sv.segment)
+            theirs = reference.match(case.subject, case.tenant, sv.segment)
+            mine = ours.rule.ref if ours else None
+            casbin = theirs.rule.ref if theirs else None
+            if mine != casbin:
+                disagreement = (f"the index decided '{sv.segment.command}' by {mine} but "
+                                f"casbin's enforce by {casbin} (a shellgate bug: please report)")
+        outcomes.append(Outcome(case, verdict, disagreement))
+    return outcomes

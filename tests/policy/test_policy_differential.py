@@ -1,0 +1,72 @@
+"""The index gives exactly plain casbin's answers: random policies, random commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from shellgate.models import Segment
+from shellgate.policy.casbin_layer import PolicyEngine
+from shellgate.policy.index import PolicyIndex
+from shellgate.policy.loader import EFFECTS, Link, PolicySource, Rule
+from shellgate.policy.patterns import compile_pattern
+from shellgate.policy.reference import ReferenceEnforcer
+
+NAMES = ["a", "b", "c", "r1", "r2", "r3"]
+TENANTS = ["t1", "t2", "*"]
+WORDS = ["git", "ls", "rm", "x", "gitk", "-f"]
+PATTERNS = [
+    "git", "git x", "ls", "rm -f", "git *", "ls *", "rm -f *", "git x *", "*", "g*", "* x",
+    "git * x", "rm*", "re:git (x|-f)", "re:l.*", "re:(?i)GIT x", "re:.*x", "re:rm( .*)?",
+    "re:gitk|ls", "re:git x\\b.*",
+]
+
+words = st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(tuple)
+
+
+@st.composite
+def policies(draw: st.DrawFn) -> PolicySource:
+    rows = draw(st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(TENANTS),
+                                   st.sampled_from(PATTERNS), st.sampled_from(EFFECTS)),
+                         max_size=25))
+    links = draw(st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(NAMES),
+                                    st.sampled_from(TENANTS)), max_size=10))
+    rules = tuple(Rule(s, t, compile_pattern(p), e, "", "policy.csv", i + 1, i)
+                  for i, (s, t, p, e) in enumerate(rows))
+    return PolicySource(Path("."), rules,
+                        tuple(Link(u, r, t, "policy.csv", 100 + i)
+                              for i, (u, r, t) in enumerate(links)))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(source=policies(),
+       requests=st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(["t1", "t2"]), words,
+                                   st.lists(words, max_size=2)), min_size=1, max_size=8))
+def test_index_agrees_with_casbin_enforce(
+    source: PolicySource, requests: list[tuple[str, str, tuple[str, ...], list[tuple[str, ...]]]]
+) -> None:
+    index, reference = PolicyIndex(source), ReferenceEnforcer(source)
+    ours, theirs = PolicyEngine([index]), PolicyEngine([reference])
+    for subject, tenant, argv, forms in requests:
+        text = " ".join(argv)
+        for allow in (True, False):
+            a = index.best(subject, tenant, text, allow=allow)
+            b = reference.best(subject, tenant, text, allow=allow)
+            assert (a and a.ref) == (b and b.ref), (subject, tenant, text, allow)
+        segment = Segment(text=text, argv=argv, forms=(argv, *forms))
+        m1, m2 = ours.match(subject, tenant, segment), theirs.match(subject, tenant, segment)
+        assert (m1 and (m1.rule.ref, m1.text)) == (m2 and (m2.rule.ref, m2.text))
+
+
+def test_deep_role_chains_stop_where_casbin_stops() -> None:
+    """casbin's role manager follows at most 9 links; the index must stop there too."""
+    chain = [Link(f"n{i}", f"n{i + 1}", "*", "policy.csv", i) for i in range(12)]
+    rules = tuple(Rule(f"n{i}", "*", compile_pattern(f"c{i}"), "allow", "", "policy.csv",
+                       100 + i, i) for i in range(13))
+    source = PolicySource(Path("."), rules, tuple(chain))
+    index, reference = PolicyIndex(source), ReferenceEnforcer(source)
+    reached = [i for i in range(13) if index.best("n0", "t", f"c{i}") is not None]
+    assert reached == [i for i in range(13) if reference.best("n0", "t", f"c{i}") is not None]
+    assert reached == list(range(10))

@@ -1,0 +1,131 @@
+"""Plugins load from the `shellgate` entry-point group, only by name, failing closed."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from policy_helpers import call, write_set
+
+from shellgate.config import Config
+from shellgate.decider import Decider
+from shellgate.errors import PluginError
+
+PLUGIN_CODE = '''
+from shellgate.hookspecs import hookimpl
+from shellgate.models import Decision
+
+class NoCurl:
+    @hookimpl
+    def shellgate_check(self, call, segment):
+        if segment.argv[:1] == ("ls",):
+            return Decision(effect="deny", reason="no ls today", layer="nocurl")
+        return None
+
+class Crashes:
+    @hookimpl
+    def shellgate_check(self, call, segment):
+        raise RuntimeError("boom")
+
+class Junk:
+    @hookimpl
+    def shellgate_check(self, call, segment):
+        return "allow"
+
+class Misspelled:
+    @hookimpl
+    def shellgate_chek(self, call, segment):
+        return None
+
+class CannotStart:
+    def __init__(self):
+        raise OSError("no licence server")
+'''
+
+ENTRY_POINTS = """
+[shellgate]
+nocurl = sgplugin_demo:NoCurl
+crashes = sgplugin_demo:Crashes
+junk = sgplugin_demo:Junk
+misspelled = sgplugin_demo:Misspelled
+cannot-start = sgplugin_demo:CannotStart
+missing-module = sgplugin_nowhere:Thing
+"""
+
+
+@pytest.fixture
+def installed(tmp_path: Path) -> Iterator[Path]:
+    site = tmp_path / "site"
+    dist = site / "sgplugin_demo-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: sgplugin-demo\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(textwrap.dedent(ENTRY_POINTS))
+    (site / "sgplugin_demo.py").write_text(PLUGIN_CODE)
+    sys.path.insert(0, str(site))
+    try:
+        yield tmp_path
+    finally:
+        sys.path.remove(str(site))
+        sys.modules.pop("sgplugin_demo", None)
+
+
+def decider(root: Path, *plugins: str) -> Decider:
+    policy = write_set(root, "p, agent, *, ls *, allow\n", name="pol")
+    base = Config()
+    return Decider(base.model_copy(update={"policy": base.policy.model_copy(
+        update={"paths": (policy,), "plugins": plugins})}))
+
+
+def test_a_named_plugin_runs_after_the_built_in_layers(installed: Path) -> None:
+    d = decider(installed, "nocurl")
+    registered = [i.plugin_name for i in d.pm.hook.shellgate_check.get_hookimpls()]
+    assert registered == ["command-analysis", "protected-paths", "casbin", "nocurl"]
+    verdict = d.decide(call(command="ls -la"))
+    assert verdict.effect == "deny"
+    assert verdict.decision.reason == "no ls today"
+
+
+def test_installed_plugins_are_not_loaded_unless_named(installed: Path) -> None:
+    d = decider(installed)
+    assert "nocurl" not in {name for name, _ in d.pm.list_name_plugin()}
+    assert d.decide(call(command="ls -la")).effect == "allow"
+
+
+@pytest.mark.parametrize(
+    ("name", "needle"),
+    [
+        pytest.param("crashes", "policy layer 'crashes' failed (RuntimeError: boom)", id="raises"),
+        pytest.param("junk", "policy layer 'junk' returned str", id="junk"),
+    ],
+)
+def test_a_broken_plugin_fails_closed_naming_itself(installed: Path, name: str,
+                                                    needle: str) -> None:
+    verdict = decider(installed, name).decide(call(command="ls"))
+    assert verdict.effect == "deny"
+    assert needle in verdict.decision.reason
+
+
+@pytest.mark.parametrize(
+    ("names", "needle"),
+    [
+        pytest.param(("nope",), "unknown plugin 'nope'", id="unknown"),
+        pytest.param(("nocurl", "nocurl"), "configured twice", id="duplicate"),
+        pytest.param(("cannot-start",), "cannot be created: OSError: no licence server",
+                     id="constructor-fails"),
+        pytest.param(("missing-module",), "cannot be loaded: ModuleNotFoundError",
+                     id="import-fails"),
+    ],
+)
+def test_plugin_problems_stop_start_up(installed: Path, names: tuple[str, ...],
+                                       needle: str) -> None:
+    with pytest.raises(PluginError, match=needle):
+        decider(installed, *names)
+
+
+def test_a_misspelled_hook_is_a_start_up_error(installed: Path) -> None:
+    with pytest.raises(PluginError, match=r"plugin 'misspelled' cannot be registered.*"
+                       r"shellgate_chek"):
+        decider(installed, "misspelled")
