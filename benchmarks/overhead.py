@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from shellgate.approval import AllowApprover  # noqa: E402
-from shellgate.config import load_config  # noqa: E402
-from shellgate.gate import Gate  # noqa: E402
+from shellgate.approval import AllowApprover
+from shellgate.config import load_config
+from shellgate.gate import Gate
 
 
 def _rss_mib() -> float:

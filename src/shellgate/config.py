@@ -107,6 +107,9 @@ class Config(BaseSettings):
 
     executor: ExecutorConfig = ExecutorConfig()
     sandbox: SandboxConfig = SandboxConfig()
+    #: Where this config came from (set by load_config, never read from the file):
+    #: the protected-paths layer keeps commands from rewriting it.
+    config_file: Path | None = None
     policy: PolicyConfig = PolicyConfig()
     approval: ApprovalConfig = ApprovalConfig()
     audit: AuditConfig = AuditConfig()
@@ -173,7 +176,10 @@ def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) ->
             data = tomllib.loads(raw.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{file}: not valid TOML: {exc}") from exc
+        if "config_file" in data:
+            raise ConfigError(f"{file}: unknown key 'config_file'")
         data = _rebase(data, file.resolve().parent)
+        data["config_file"] = str(file.resolve())
     for key, value in overrides.items():
         data[key] = value
     try:

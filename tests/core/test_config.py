@@ -116,3 +116,26 @@ def test_config_path_from_environment(tmp_path: Path, monkeypatch: pytest.Monkey
     path = write(tmp_path, "[executor]\nmax_tasks = 3\n")
     monkeypatch.setenv("SHELLGATE_CONFIG", str(path))
     assert load_config().executor.max_tasks == 3
+
+
+def test_the_file_is_recorded_but_not_settable(tmp_path: Path) -> None:
+    path = write(tmp_path, "[executor]\nmax_tasks = 3\n")
+    assert load_config(path).config_file == path.resolve()
+    bad = write(tmp_path, 'config_file = "/etc/passwd"\n')
+    with pytest.raises(ConfigError, match="unknown key 'config_file'"):
+        load_config(bad)
+
+
+async def test_commands_cannot_rewrite_the_config_file(tmp_path: Path) -> None:
+    from shellgate.approval import AllowApprover
+    from shellgate.gate import Gate
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    path = write(tmp_path, f'[executor]\nworkspace = "{ws}"\n[policy]\npaths = []\n[audit]\npath = "{tmp_path}/a.jsonl"\n')
+    async with Gate(load_config(path), approver=AllowApprover()) as gate:
+        result = await gate.call("bash", {"command": f"echo '[policy]' >> {path}", "description": "d"})
+    assert result.outcome == "denied"
+    assert "protected" in result.text
+    assert "[policy]\npaths" in path.read_text()
+    assert path.read_text().count("[policy]") == 1

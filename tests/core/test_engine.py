@@ -184,3 +184,11 @@ async def test_execute_wrapper_cannot_loosen(
     assert result.is_error
     assert fragment in result.text
     assert not marker.exists()
+
+
+def test_layers_run_in_the_documented_order(tmp_path: Any) -> None:
+    from shellgate.decider import Decider
+    from tests.conftest import ROOT, make_config
+
+    decider = Decider(make_config(tmp_path, policy={"paths": [str(ROOT / "policies" / "default")]}))
+    assert decider.layer_names == ["command-analysis", "protected-paths", "casbin"]

@@ -295,8 +295,8 @@ def _check_plan(plan: dict[str, Any], kind: str, mode: SandboxMode) -> None:
 class _Wrappers:
     """Drives the ``shellgate_execute`` wrappers around an async execution.
 
-    pluggy's own call loop is synchronous, so the generators are stepped here:
-    first-registered wraps outermost, like pluggy. A wrapper that raises before
+    pluggy's own call loop is synchronous, so the generators are stepped here,
+    in pluggy's order: the last-registered wrapper is the outermost. A wrapper that raises before
     ``yield`` fails the call closed.
     """
 
