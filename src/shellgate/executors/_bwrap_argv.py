@@ -182,10 +182,14 @@ def build_argv(
     cwd: str,
     seccomp_fd: int | None,
     runner: Sequence[str] = (),
+    binds: Sequence[tuple[str, str]] = (),
 ) -> list[str]:
     """The complete bwrap argv for one command (``shell`` absolute, ``cwd`` canonical).
 
-    ``runner`` goes between bwrap's ``--`` and the shell (the status supervisor).
+    ``runner`` goes between bwrap's ``--`` and the shell (the status supervisor);
+    ``binds`` are (host path, sandbox path) read-only binds of the gate's own
+    helpers, laid after the private ``/tmp`` so they exist whatever the host
+    path is (a checkout under ``/tmp`` is hidden by that tmpfs).
     """
     if not os.path.isabs(shell):
         raise ValueError(f"the shell must be an absolute path, got {shell!r}")
@@ -209,6 +213,8 @@ def build_argv(
             argv += ["--bind", root, root]
         for guard in profile.guards:
             argv += _guard_args(guard)
+    for source, dest in binds:
+        argv += ["--ro-bind", source, dest]
     for mask in profile.masks:
         if mask.is_dir:
             argv += ["--tmpfs", mask.path, "--remount-ro", mask.path]

@@ -68,6 +68,10 @@ _PROBE_TIMEOUT_S = 15.0
 _log = logging.getLogger("shellgate.executors")
 
 
+#: Where the status supervisor is bound inside confined sandboxes (their /tmp is private).
+HELPER_INSIDE = "/tmp/.shellgate-sg-exec"  # noqa: S108 - inside the sandbox's own tmpfs
+
+
 def _kind_of(path: str) -> PathKind:
     """What is at ``path`` without following a final symlink."""
     try:
@@ -209,6 +213,7 @@ class BwrapExecutor(Executor):
                 fd = filter_fd(self._program)
                 stack.callback(_close_quietly, fd)
             runner: list[str] = []
+            binds: list[tuple[str, str]] = []
             status_r: int | None = None
             passed: list[int] = [] if fd is None else [fd]
             after_spawn: tuple[int, ...] = ()
@@ -216,7 +221,11 @@ class BwrapExecutor(Executor):
                 # A supervisor inside reports the command's real wait status.
                 status_r, status_w = os.pipe2(os.O_CLOEXEC)
                 stack.callback(_close_quietly, status_r)
-                runner = [self.hardening.helper, "--supervise", str(status_w), "--"]
+                inside = self.hardening.helper
+                if profile.mode != "full-access":
+                    inside = HELPER_INSIDE  # on the private /tmp: visible wherever we live
+                    binds.append((self.hardening.helper, inside))
+                runner = [inside, "--supervise", str(status_w), "--"]
                 passed.append(status_w)
                 after_spawn = (status_w,)
             # The bounding set stays: bwrap run by root needs CAP_SETUID/SETGID in
@@ -233,6 +242,7 @@ class BwrapExecutor(Executor):
                     cwd=cwd,
                     seccomp_fd=fd,
                     runner=runner,
+                    binds=binds,
                 ),
             ]
             release = stack.pop_all()
