@@ -57,7 +57,19 @@ class Decider:
             return Verdict(
                 decision=guard, segments=(SegmentVerdict(segment=whole, decision=guard),)
             )
-        analysis = self.analyse(call)
+        try:
+            analysis = self.analyse(call)
+        except Exception as exc:  # the analyser failing must never let a command through
+            failure = Decision(
+                effect="deny",
+                reason=f"command analysis failed ({type(exc).__name__}: {exc}); denied because "
+                "what cannot be read cannot be allowed",
+                layer="command-analysis",
+            )
+            whole = Segment(text=call.command[:200], argv=())
+            return Verdict(
+                decision=failure, segments=(SegmentVerdict(segment=whole, decision=failure),)
+            )
         if analysis.refused is not None:
             refusal = Decision(effect="deny", reason=analysis.refused, layer=INPUT_GUARD)
             return Verdict(

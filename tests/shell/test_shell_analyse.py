@@ -170,3 +170,31 @@ def test_100kb_padding_is_analysed_quickly_and_completely() -> None:
     elapsed = time.perf_counter() - start
     assert analysis.segments[-1].argv[0] == "rm"
     assert elapsed < 1.0  # the benchmark reports the real figure; this guards regressions
+
+
+def test_parse_error_excerpt_cut_inside_a_character() -> None:
+    # Found by hypothesis: the 40-byte excerpt of an ERROR node ended mid-UTF-8.
+    words = ["0$'aaa\\\\'0", "-@/=#0Y", "0''--::#1a_bb", '0"£\U000cf5beÜĭ£\U000cf5beÜĭzĐ\U0007f9b7Ī"\\\n']
+    analysis = analyse("printf '%s\\n' " + " ".join(words))
+    assert analysis.findings  # a finding, not a crash
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param("ls -la | ls -la | ls -la\nrm -rf / && ls -la", id="three-stage-pipeline"),
+        pytest.param("a | b | c\nrm -rf / && d", id="short-names"),
+        pytest.param("ls | ls | ls | ls\nrm -rf / || true", id="four-stages"),
+    ],
+)
+def test_words_never_run_across_a_newline(command: str) -> None:
+    # Found by hypothesis: tree-sitter-bash 0.25 parses the last pipeline stage and
+    # the next line as one command (`ls -la rm -rf /`), which an allow rule on
+    # `ls *` would have matched. bash ends the command at the newline.
+    argvs = [s.argv for s in analyse(command).segments]
+    assert ("rm", "-rf", "/") in argvs
+    assert not any("rm" in argv and argv[0] != "rm" for argv in argvs)
+
+
+def test_line_continuation_still_joins_words() -> None:
+    assert [s.argv for s in analyse("echo a \\\nb").segments] == [("echo", "a", "b")]

@@ -113,10 +113,11 @@ def explain(match: Match, segment: Segment) -> str:
     what = f"'{segment.command[:200]}'{how}"
     text = rule.pattern.text
     shown = f"{rule.effect} '{text if len(text) <= 60 else text[:57] + '...'}'"
+    # The rule's file:line travels in Decision.rule, and every renderer prints it
+    # beside this reason, so the reason says only what the rule is and matched.
     if rule.reason:
-        return f"{rule.reason} — rule {rule.ref} ({shown}) matches {what}"
-    return (f"rule {rule.ref} ({shown} for {rule.subject} in tenant {rule.tenant}) "
-            f"matches {what}")
+        return f"{rule.reason} ({shown} matches {what})"
+    return f"{shown} for {rule.subject} in tenant {rule.tenant} matches {what}"
 
 
 class CasbinLayer:

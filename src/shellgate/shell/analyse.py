@@ -40,7 +40,9 @@ def _parse_errors(root: Node, source: bytes) -> list[str]:
         if node.is_missing:
             found.append(f"parse error: missing '{node.type}' at offset {node.start_byte}")
         elif node.type == "ERROR":
-            raw = _parser.text(source, node.start_byte, min(node.end_byte, node.start_byte + 40))
+            # A display excerpt: cut at 40 bytes, possibly mid-character.
+            cut = source[node.start_byte : min(node.end_byte, node.start_byte + 40)]
+            raw = cut.decode("utf-8", "replace")
             found.append(f"parse error at offset {node.start_byte}: '{raw}'")
         elif node.has_error:
             stack.extend(reversed(node.children))

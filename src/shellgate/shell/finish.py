@@ -8,6 +8,7 @@ is a pure function, cached: agent commands repeat the same few argvs a lot.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -70,6 +71,11 @@ def _writes(draft: Draft, sink: Sink, operands: Sequence[str]) -> None:
     for target in dict.fromkeys(targets):
         if target.startswith("~"):
             draft.findings.append(f"write target '{target}' uses tilde expansion")
+            # bash expands an unquoted leading ~ (the quoting is gone by now, so
+            # list both readings): `echo x >> ~/.bashrc` must meet protected paths.
+            expanded = os.path.expanduser(target)
+            if expanded != target:
+                writes.append(resolve(expanded, sink.cwd))
         elif not target.startswith("/") and not sink.cwd_known:
             draft.findings.append(
                 f"write target '{target}' is relative to a directory a 'cd' made unknown"

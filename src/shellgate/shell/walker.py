@@ -211,13 +211,38 @@ class Walker:
             self.sink.memo[key] = (self.sink.drafts[start:], self.sink.cwd, self.sink.cwd_known)
 
     def _fresh_command(self, node: Node, extra: Extra | None) -> None:
+        # tree-sitter-bash 0.25 can run a command's words across an unquoted newline
+        # (`a | b | c⏎rm -rf / && d` parses `c rm -rf /` as one command, no ERROR
+        # node); bash ends a simple command there. Split where bash would.
+        chunks = self._split_at_newlines(list(node.children))
+        for index, children in enumerate(chunks):
+            self._command_from(node, children, extra if index == 0 else None, split=len(chunks) > 1)
+
+    def _split_at_newlines(self, children: list[Node]) -> list[list[Node]]:
+        chunks: list[list[Node]] = [[]]
+        for child in children:
+            current = chunks[-1]
+            if current:
+                gap = self.source[current[-1].end_byte : child.start_byte]
+                if b"\n" in gap.replace(b"\\\n", b""):
+                    chunks.append([])
+            chunks[-1].append(child)
+        return [c for c in chunks if c]
+
+    def _command_from(
+        self, node: Node, children: list[Node], extra: Extra | None, *, split: bool
+    ) -> None:
         findings: list[str] = []
+        if split:
+            findings.append(
+                "the parser joined words across a newline; read as separate commands, as bash does"
+            )
         assignments: list[tuple[str, str]] = []
         own = Extra()
         pending: list[Node] = []
         word_nodes: list[Node] = []
         previous: Node | None = None
-        for child in node.children:
+        for child in children:
             if previous is not None and self._odd_gap(previous, child):
                 findings.append(
                     "backslash before a blank between words (tree-sitter and bash may "
@@ -241,7 +266,10 @@ class Walker:
             findings.append(
                 f"variable or substitution in command position ('{words[0].value[:60]}')"
             )
-        self.add(node, tuple(w.value for w in words), assignments, own.merged(extra), findings)
+        span = (children[0].start_byte, children[-1].end_byte) if split else None
+        self.add(
+            node, tuple(w.value for w in words), assignments, own.merged(extra), findings, span
+        )
         for later in pending:
             self.statement(later)
 
@@ -271,11 +299,13 @@ class Walker:
         assignments: list[tuple[str, str]],
         extra: Extra,
         findings: list[str],
+        span: tuple[int, int] | None = None,
     ) -> None:
         for inherited in self.inherited:
             extra = extra.merged(inherited)
+        start, end = span if span is not None else (node.start_byte, node.end_byte)
         draft = Draft(
-            text=text(self.source, node.start_byte, node.end_byte),
+            text=text(self.source, start, end),
             argv=argv,
             context=self.ctx,
             assignments=assignments,
