@@ -54,13 +54,26 @@ def plain(value: object, where: str = "record", depth: int = 0) -> object:
     Paths become strings, tuples lists, pydantic models their JSON dump (then
     checked like everything else). Raises :class:`AuditError` naming the field.
     """
-    if depth > MAX_DEPTH:
-        raise AuditError(f"audit record nested deeper than {MAX_DEPTH} levels at {where}")
+    return _plain(value, (where,), depth)
+
+
+def _where(path: tuple[object, ...]) -> str:
+    # Built only for an error message: a record of thousands of fields costs no
+    # string per field on the happy path.
+    out = str(path[0])
+    for part in path[1:]:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def _plain(value: object, path: tuple[object, ...], depth: int) -> object:
     if value is None or isinstance(value, (bool, int, str)):
         return value
+    if depth > MAX_DEPTH:
+        raise AuditError(f"audit record nested deeper than {MAX_DEPTH} levels at {_where(path)}")
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
-            raise AuditError(f"audit record field {where} is {value!r}, not a JSON number")
+            raise AuditError(f"audit record field {_where(path)} is {value!r}, not a JSON number")
         return value
     if isinstance(value, (PurePath, os.PathLike)):
         return os.fspath(value)
@@ -68,17 +81,19 @@ def plain(value: object, where: str = "record", depth: int = 0) -> object:
         out: dict[str, object] = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise AuditError(f"audit record key {key!r} at {where} is not a string")
+                raise AuditError(f"audit record key {key!r} at {_where(path)} is not a string")
             if key.lower() in FORBIDDEN_KEYS:
                 raise AuditError(
-                    f"audit record field {where}.{key} would hold environment values, "
+                    f"audit record field {_where((*path, key))} would hold environment values, "
                     "which are never written to the audit log"
                 )
-            out[key] = plain(item, f"{where}.{key}", depth + 1)
+            out[key] = _plain(item, (*path, key), depth + 1)
         return out
     if isinstance(value, (list, tuple)):
-        return [plain(item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value)]
+        return [_plain(item, (*path, i), depth + 1) for i, item in enumerate(value)]
     dump = getattr(value, "model_dump", None)
     if callable(dump):
-        return plain(dump(mode="json"), where, depth)
-    raise AuditError(f"audit record field {where} has type {type(value).__name__}, not JSON data")
+        return _plain(dump(mode="json"), path, depth)
+    raise AuditError(
+        f"audit record field {_where(path)} has type {type(value).__name__}, not JSON data"
+    )

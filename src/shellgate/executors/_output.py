@@ -17,6 +17,7 @@ Invariants:
 
 from __future__ import annotations
 
+import collections
 import os
 import secrets
 import shutil
@@ -83,7 +84,8 @@ class StreamBuffer:
         self.max_bytes = max_bytes
         self.max_spill_bytes = max_spill_bytes
         self._store = store
-        self._buf = bytearray()
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._kept = 0  # bytes in _chunks
         self.total = 0  # bytes seen so far
         self._spill_fd: int | None = None
         self.spill_path: Path | None = None
@@ -97,7 +99,7 @@ class StreamBuffer:
     @property
     def kept_from(self) -> int:
         """Stream offset of the first byte still in memory."""
-        return self.total - len(self._buf)
+        return self.total - self._kept
 
     def feed(self, data: bytes) -> None:
         if not data:
@@ -105,20 +107,33 @@ class StreamBuffer:
         if self.total + len(data) > self.max_bytes and not self.spill_discarded:
             self._spill(data)
         self.total += len(data)
-        buf = self._buf
+        # The tail lives as a list of chunks: appending is O(1) and trimming drops
+        # whole chunks, so a 1 GiB stream costs no 64 kB memmove per read.
+        chunks = self._chunks
         if len(data) >= self.max_bytes:
-            buf[:] = data[-self.max_bytes :]
-        else:
-            buf += data
-            excess = len(buf) - self.max_bytes
-            if excess > 0:
-                del buf[:excess]
+            chunks.clear()
+            chunks.append(data[-self.max_bytes :])
+            self._kept = self.max_bytes
+            return
+        chunks.append(data)
+        self._kept += len(data)
+        excess = self._kept - self.max_bytes
+        while excess > 0:
+            first = chunks[0]
+            if len(first) <= excess:
+                chunks.popleft()
+                self._kept -= len(first)
+                excess -= len(first)
+            else:
+                chunks[0] = first[excess:]
+                self._kept -= excess
+                excess = 0
 
     def _spill(self, data: bytes) -> None:
         if self._spill_fd is None:
-            if self.total != len(self._buf):  # pragma: no cover - invariant
+            if self.total != self._kept:  # pragma: no cover - invariant
                 raise AssertionError("spill must start while the whole stream is buffered")
-            first = bytes(self._buf)
+            first = b"".join(self._chunks)
             if len(first) + len(data) > self.max_spill_bytes or not self._store.reserve(
                 len(first) + len(data)
             ):
@@ -174,7 +189,7 @@ class StreamBuffer:
         kept_from = self.kept_from
         lost = offset < kept_from
         start = max(offset, kept_from)
-        data = bytes(self._buf[start - kept_from :])
+        data = b"".join(self._chunks)[start - kept_from :]
         return Chunk(data=data, start=start, end=self.total, lost=lost)
 
     def view(self) -> OutputView:

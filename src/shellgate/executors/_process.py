@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import os
 import shutil
 import signal
@@ -199,7 +200,8 @@ def _signal_pid(pid: int, sig: int) -> None:
         os.kill(pid, sig)
 
 
-_READ_BYTES = 256 * 1024  # per pipe read
+_READ_BYTES = 1024 * 1024  # per pipe read
+_PIPE_BYTES = 1024 * 1024  # pipe capacity we ask for
 
 
 class _Watch:
@@ -227,6 +229,10 @@ class _Watch:
         for pipe, buf in ((popen.stdout, stdout), (popen.stderr, stderr)):
             fd = pipe.fileno()
             os.set_blocking(fd, False)
+            # A 1 MiB pipe (the default limit for any user) means 16x fewer
+            # wake-ups on a flood of output; best effort, the default still works.
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
             done: asyncio.Future[None] = self.loop.create_future()
             self.eof[fd] = done
             self._fds.append(fd)

@@ -94,7 +94,11 @@ class TaskProcess:
     """A background command: status, incremental output, kill, completion."""
 
     def __init__(
-        self, proc: Proc, spec: ExecSpec, done: asyncio.Task[RunResult], kill: asyncio.Event
+        self,
+        proc: Proc,
+        spec: ExecSpec,
+        done: asyncio.Task[RunResult],
+        kill: asyncio.Future[None],
     ) -> None:
         self._proc = proc
         self.spec = spec
@@ -140,7 +144,8 @@ class TaskProcess:
         if self.done.done():
             return False
         self.kill_requested = True
-        self._kill.set()
+        if not self._kill.done():
+            self._kill.set_result(None)
         return True
 
 
@@ -260,7 +265,7 @@ class Executor(ABC):
         """Start in the background: no timeout; returns a handle at once."""
         spec = self.resolve(request, background=True)
         proc, plan = await self._launch(spec)
-        kill = asyncio.Event()
+        kill: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         task = asyncio.ensure_future(self._supervise(proc, spec, plan, kill))
         self._live.add(task)
         task.add_done_callback(self._live.discard)
@@ -295,29 +300,23 @@ class Executor(ABC):
         return proc, plan
 
     async def _supervise(
-        self, proc: Proc, spec: ExecSpec, plan: SpawnPlan, kill: asyncio.Event | None
+        self, proc: Proc, spec: ExecSpec, plan: SpawnPlan, kill: asyncio.Future[None] | None
     ) -> RunResult:
         grace_s = spec.grace_ms / 1000
         started = time.monotonic()
         timed_out = False
         try:
-            leader = asyncio.ensure_future(proc.wait_leader())
-            waiters: list[asyncio.Future[object]] = [leader]  # type: ignore[list-item]
-            killer = asyncio.ensure_future(kill.wait()) if kill is not None else None
-            if killer is not None:
-                waiters.append(killer)  # type: ignore[arg-type]
             timeout_s = spec.timeout_ms / 1000 if spec.timeout_ms is not None else None
-            await asyncio.wait(waiters, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
-            if killer is not None:
-                killer.cancel()
-            if not leader.done():
+            ended_by = await _first_of(proc.watch.exited, kill, timeout_s)
+            if ended_by != "exit":
                 # Only the executor's own timer sets "timed out"; a kill request doesn't.
-                timed_out = kill is None or not kill.is_set()
+                timed_out = ended_by == "timeout"
                 await proc.stop(grace_s)
-                await leader
+                await proc.wait_leader()
             await proc.drain(grace_s)
-            await proc.stop(grace_s)
-            await proc.drain(grace_s)
+            if proc.leftovers():
+                await proc.stop(grace_s)
+                await proc.drain(grace_s)
         except asyncio.CancelledError:
             await asyncio.shield(self._abort(proc))
             raise
@@ -379,6 +378,45 @@ class Executor(ABC):
     def _denied(self, spec: ExecSpec, exit_code: int | None, stderr: OutputView) -> bool:
         """Whether a failed command shows the backend's denial signature."""
         return False
+
+
+async def _first_of(
+    exited: asyncio.Future[None], kill: asyncio.Future[None] | None, timeout_s: float | None
+) -> Literal["exit", "kill", "timeout"]:
+    """Which comes first: the leader's exit, a kill request, or the timer.
+
+    One future completed by callbacks: no task per source, no extra loop turns
+    on the hot path (a trivial command is a few milliseconds in all).
+    """
+    if exited.done():
+        return "exit"
+    loop = asyncio.get_running_loop()
+    first: asyncio.Future[Literal["exit", "kill", "timeout"]] = loop.create_future()
+
+    def fire(reason: Literal["exit", "kill", "timeout"]) -> None:
+        if not first.done():
+            first.set_result(reason)
+
+    def on_exit(_: object) -> None:
+        fire("exit")
+
+    def on_kill(_: object) -> None:
+        fire("kill")
+
+    exited.add_done_callback(on_exit)
+    if kill is not None:
+        if kill.done():
+            fire("kill")
+        kill.add_done_callback(on_kill)
+    timer = loop.call_later(timeout_s, fire, "timeout") if timeout_s is not None else None
+    try:
+        return await first
+    finally:
+        exited.remove_done_callback(on_exit)
+        if kill is not None:
+            kill.remove_done_callback(on_kill)
+        if timer is not None:
+            timer.cancel()
 
 
 def _read_status(fd: int | None) -> str | None:
