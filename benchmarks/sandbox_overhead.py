@@ -6,6 +6,9 @@ Interleaved, in one process, so load on a shared machine hits every series alike
 * ``bare bwrap``: ``bwrap --ro-bind / / true`` spawned directly (the issue's baseline);
 * ``bare profile``: the executor's own bwrap argv spawned directly, so the
   executor's machinery is separated from the cost of the profile's mounts;
+* ``mandated flags``: bare bwrap with only the flags sandbox.md requires of every
+  call (namespaces, session, die-with-parent, no userns, caps, /dev, /proc, /tmp)
+  running ``true`` — the floor any conforming executor starts from;
 * ``local executor`` vs ``bare bash -c true``.
 
 Usage: ``python benchmarks/sandbox_overhead.py [ROUNDS]`` (default 40).
@@ -29,6 +32,16 @@ from shellgate.executors.base import ExecRequest
 from shellgate.executors.bwrap import BwrapExecutor
 
 TARGET_RATIO = 1.3
+
+
+def mandated(bwrap: str) -> list[str]:
+    return [
+        bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+        "--unshare-cgroup-try", "--unshare-net", "--new-session", "--die-with-parent",
+        "--disable-userns", "--assert-userns-disabled", "--cap-drop", "ALL",
+        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+        "true",
+    ]  # fmt: skip
 
 
 def _spawn(argv: list[str], pass_fds: tuple[int, ...] = ()) -> None:
@@ -62,6 +75,7 @@ async def main(rounds: int) -> None:
         "bwrap executor": lambda: bw.run(ExecRequest(command="true")),
         "bare bwrap": lambda: _spawn([bwrap, "--ro-bind", "/", "/", "true"]),
         "bare profile": bare_profile,
+        "mandated flags": lambda: _spawn(mandated(bwrap)),
         "local executor": lambda: local.run(ExecRequest(command="true")),
         "bare bash -c true": lambda: _spawn(["bash", "-c", "true"]),
     }
@@ -87,6 +101,8 @@ async def main(rounds: int) -> None:
     ratio = med["bwrap executor"] / med["bare bwrap"]
     print(f"bwrap executor / bare bwrap   = {ratio:.2f} (target <= {TARGET_RATIO})")
     print(f"bwrap executor / bare profile = {med['bwrap executor'] / med['bare profile']:.2f}")
+    print(f"mandated flags / bare bwrap   = {med['mandated flags'] / med['bare bwrap']:.2f}")
+    print(f"bwrap executor / mandated     = {med['bwrap executor'] / med['mandated flags']:.2f}")
     print(f"local executor / bare bash    = {med['local executor'] / med['bare bash -c true']:.2f}")
     print(f"cpus: {os.cpu_count()}, load: {os.getloadavg()[0]:.2f}")
 
