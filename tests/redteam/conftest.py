@@ -1,0 +1,65 @@
+"""Red-team helpers: the real decider over ``policies/default``, and a real bash.
+
+``decide`` answers what ``shellgate check --policy policies/default`` answers
+(allow, ask or deny) for a command run from ``WORKSPACE``. ``bash_runs`` runs a
+harmless stand-in of an attack in a throwaway directory with the real bash and
+reports whether the hidden marker command ran, so each bypass test is paired
+with proof of what bash really does.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from shellgate import load_config
+from shellgate.decider import Decider
+from shellgate.models import CallInfo
+from tests.sandbox.conftest import box, outside  # noqa: F401  (bwrap fixtures, re-exported)
+
+REPO = Path(__file__).resolve().parents[2]
+POLICY = str(REPO / "policies" / "default")
+WORKSPACE = "/work/redteam-project"  # lexical only: the decider never touches it
+HOME = os.path.expanduser("~")
+
+Decide = Callable[[str], str]
+
+
+@pytest.fixture(scope="module")
+def decider() -> Decider:
+    config = load_config(
+        None, policy={"paths": [POLICY]}, audit={"path": None}, executor={"workspace": WORKSPACE}
+    )
+    return Decider(config)
+
+
+@pytest.fixture(scope="module")
+def decide(decider: Decider) -> Decide:
+    def run(command: str) -> str:
+        call = CallInfo(
+            tool="bash", command=command, subject="agent", tenant="default",
+            session="redteam", workdir=WORKSPACE, workspace=WORKSPACE,
+        )  # fmt: skip
+        return decider.decide(call).effect
+
+    return run
+
+
+def bash_runs(command: str, tmp_path: Path) -> bool:
+    """Run ``command`` (with ``MARKER`` standing for a file path) in ``tmp_path``.
+
+    True when bash created the marker, i.e. the hidden command really ran.
+    """
+    marker = tmp_path / "marker"
+    work = tmp_path / "cwd"
+    work.mkdir(exist_ok=True)
+    subprocess.run(
+        ["bash", "-c", command.replace("MARKER", str(marker))],
+        cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, timeout=10, check=False,
+    )  # fmt: skip
+    return marker.exists()
