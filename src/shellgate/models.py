@@ -28,7 +28,7 @@ MODE_ORDER: tuple[SandboxMode, ...] = ("read-only", "workspace-write", "full-acc
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Decision(_Frozen):

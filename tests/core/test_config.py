@@ -139,3 +139,33 @@ async def test_commands_cannot_rewrite_the_config_file(tmp_path: Path) -> None:
     assert "protected" in result.text
     assert "[policy]\npaths" in path.read_text()
     assert path.read_text().count("[policy]") == 1
+
+
+def test_environment_values_parse_like_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHELLGATE_POLICY__PLUGINS", '["office_hours", "tenants"]')
+    monkeypatch.setenv("SHELLGATE_SANDBOX__NETWORK", "true")
+    monkeypatch.setenv("SHELLGATE_EXECUTOR__LIMITS__OPEN_FILES", "99")
+    cfg = load_config(None)
+    assert cfg.policy.plugins == ("office_hours", "tenants")
+    assert cfg.sandbox.network is True
+    assert cfg.executor.limits.open_files == 99
+
+
+def test_environment_errors_name_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHELLGATE_EXECUTOR__MAX_TASKS", "many")
+    with pytest.raises(ConfigError) as info:
+        load_config(None)
+    assert str(info.value).startswith("environment variable SHELLGATE_EXECUTOR__MAX_TASKS: invalid value")
+
+
+def test_bad_json_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHELLGATE_POLICY__PATHS", "[not json")
+    with pytest.raises(ConfigError, match="SHELLGATE_POLICY__PATHS: not valid JSON"):
+        load_config(None)
+
+
+def test_managed_facts_in_the_environment_are_not_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A gate started by a command that another gate runs sees these; they are not keys.
+    monkeypatch.setenv("SHELLGATE_SESSION_ID", "s")
+    monkeypatch.setenv("SHELLGATE_CALL_ID", "c")
+    assert load_config(None).executor.kind == "local"
