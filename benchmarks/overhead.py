@@ -38,6 +38,15 @@ def _peak_rss_mib() -> float:
 
 
 async def _bare(argv: list[str]) -> float:
+    """The issue's baseline exactly: create_subprocess_exec + wait, no pipes."""
+    started = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(*argv)
+    await proc.wait()
+    return time.perf_counter() - started
+
+
+async def _bare_piped(argv: list[str]) -> float:
+    """The same with both streams captured, as the gate does (for context)."""
     started = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
         *argv,
@@ -67,16 +76,20 @@ async def per_call(workspace: str, calls: int) -> float:
             await _bare(["bash", "-c", "true"])
         ours: list[float] = []
         bare: list[float] = []
+        piped: list[float] = []
         for _ in range(calls):
             started = time.perf_counter()
             result = await gate.call("bash", args)
             ours.append(time.perf_counter() - started)
             assert not result.is_error, result.text
             bare.append(await _bare(["bash", "-c", "true"]))
+            piped.append(await _bare_piped(["bash", "-c", "true"]))
     ratio = statistics.median(ours) / statistics.median(bare)
     print(
         f"per-call overhead: gate {statistics.median(ours) * 1000:.2f} ms, bare "
-        f"{statistics.median(bare) * 1000:.2f} ms, median ratio {ratio:.2f} (target <= 1.5)"
+        f"{statistics.median(bare) * 1000:.2f} ms, median ratio {ratio:.2f} (target <= 1.5); "
+        f"bare with captured pipes {statistics.median(piped) * 1000:.2f} ms "
+        f"(ratio {statistics.median(ours) / statistics.median(piped):.2f})"
     )
     return ratio
 
