@@ -77,3 +77,28 @@ def test_scrubbed_parent_follows_changes_to_os_environ(monkeypatch: pytest.Monke
     assert "SG_CACHE_TOKEN" not in build_env(os.environ, {}, {})
     monkeypatch.delenv("SG_CACHE_PROBE")
     assert "SG_CACHE_PROBE" not in build_env(os.environ, {}, {})
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "DATABASE_URL", "REDIS_URL", "MONGODB_URI", "MONGO_URL", "AMQP_URL", "SENTRY_DSN",
+        "database_url", "GITHUB_PAT", "GH_PAT", "APP_DSN", "NPM_AUTH", "_AUTH", "DOCKER_CREDS",
+        "SESSION_COOKIE", "gitlab_pat",
+    ],
+)  # fmt: skip
+def test_credential_names_without_a_marker_are_scrubbed(name: str) -> None:
+    assert is_credential(name)
+    assert name not in build_env({name: "postgres://u:pw@db/x", "HOME": "/h"}, {}, {})
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "PATH", "MANPATH", "LD_LIBRARY_PATH", "PYTHONPATH", "PATCH_LEVEL", "AUTHOR_NAME",
+        "XAUTHORITY", "DATABASE_HOST", "COOKIE_JAR_DIR", "DSN_HOST", "PAT",
+    ],
+)  # fmt: skip
+def test_look_alike_names_pass(name: str) -> None:
+    assert not is_credential(name)
+    assert build_env({name: "v"}, {}, {})[name] == "v"

@@ -36,6 +36,12 @@ def env(tmp_path: Path) -> tuple[ProtectedPathsLayer, CallInfo, Path, Path]:
         pytest.param("{home}/.bashrc", "shell-rc", id="home-bashrc"),
         pytest.param("{home}/.zshrc", "shell-rc", id="home-zshrc"),
         pytest.param("{home}/.profile", "shell-rc", id="home-profile"),
+        pytest.param("{home}/.gitconfig", "user-git-config", id="home-gitconfig"),
+        pytest.param("{home}/.config/git/config", "user-git-config", id="xdg-git-config"),
+        pytest.param("{home}/.ssh/authorized_keys", "ssh", id="ssh-authorized-keys"),
+        pytest.param("{home}/.ssh/config", "ssh", id="ssh-config"),
+        pytest.param("{home}/.ssh/rc", "ssh", id="ssh-rc"),
+        pytest.param("{home}/.ssh", "ssh", id="ssh-dir"),
         pytest.param("{ws}/.bash_profile", "shell-rc", id="workspace-rc"),
         pytest.param("{ws}/repo/.git/hooks/pre-commit", "git-hooks", id="missing-hook"),
         pytest.param("{ws}/repo/.git/hooks", "git-hooks", id="hooks-dir"),
@@ -62,7 +68,9 @@ def test_protected_writes_are_denied_naming_the_path(
 
 
 @pytest.mark.parametrize("target", ["{ws}/notes.txt", "{ws}/repo/.git/index",
-                                    "{ws}/repo/.gitignore", "{home}/.bashrc.d.txt"])
+                                    "{ws}/repo/.gitignore", "{home}/.bashrc.d.txt",
+                                    "{home}/.gitconfig.bak", "{home}/.ssh2/x",
+                                    "{home}/.config/git/ignore"])
 def test_ordinary_writes_pass(env: tuple[ProtectedPathsLayer, CallInfo, Path, Path],
                               target: str) -> None:
     lay, info, home, ws = env
@@ -104,4 +112,36 @@ def test_protected_paths_beat_an_allow_rule_through_the_decider(tmp_path: Path) 
     assert (verdict.effect, verdict.decision.layer) == ("deny", "protected-paths")
     assert target in verdict.decision.reason
     allowed = decider.decide(call(command="cp x y", workdir=workdir, workspace=workdir))
-    assert allowed.effect == "allow"  # the rules alone allow cp: only the path made it deny
+    # Only the path made it deny: an ordinary target is not denied (the analysis may
+    # still ask about a writer's operands, but no layer vetoes it).
+    assert allowed.effect != "deny", allowed
+    assert allowed.decision.layer != "protected-paths"
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        pytest.param("echo x >> ~/.ssh/authorized_keys", "ssh", id="authorized-keys"),
+        pytest.param("cp k ~/.ssh/id_ed25519", "ssh", id="ssh-key"),
+        pytest.param("tee -a ~/.ssh/config < /dev/null", "ssh", id="ssh-config"),
+        pytest.param("cp k ~/.gitconfig", "user-git-config", id="gitconfig"),
+        pytest.param("echo x > ~/.config/git/config", "user-git-config", id="xdg-git-config"),
+        pytest.param("echo x > {xdg}/git/config", "user-git-config", id="xdg-env"),
+    ],
+)
+def test_home_git_config_and_ssh_are_denied_through_the_decider(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, why: str
+) -> None:
+    from shellgate.config import load_config
+
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    decider = Decider(load_config(None, policy={"paths": []}, audit={"path": None}))
+    workdir = os.path.realpath(tmp_path)
+    command = command.format(xdg=tmp_path / "xdg")
+    verdict = decider.decide(call(command=command, workdir=workdir, workspace=workdir))
+    assert verdict.effect == "deny", verdict
+    assert verdict.decision.layer == "protected-paths", verdict.decision
+    assert verdict.decision.rule == f"protected-paths:{why}"

@@ -26,11 +26,6 @@ PLANT_BARE_REPO = (
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-@pytest.mark.xfail(
-    strict=True,
-    reason="bypass: a bare-repo layout at the root of a workspace without .git is a git dir "
-    "the host's next git command trusts (core.fsmonitor runs unconfined)",
-)
 async def test_no_git_dir_can_be_planted_at_a_workspace_root_without_dot_git(box: Box) -> None:
     marker = box.outside / "host-ran-planted-fsmonitor"
     await box.run(PLANT_BARE_REPO.format(marker=marker))

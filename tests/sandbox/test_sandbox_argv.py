@@ -11,6 +11,7 @@ from shellgate.executors._bwrap_argv import (
     Profile,
     Target,
     build_argv,
+    linked_git_targets,
     plan_guards,
     protected_targets,
     workdir_allowed,
@@ -163,6 +164,65 @@ def test_stronger_guard_wins_over_a_pin_on_the_same_path() -> None:
     guards = plan_guards([WS], targets, oracle(state))  # type: ignore[arg-type]
     assert Guard(f"{WS}/p", "ro") in guards
     assert Guard(f"{WS}/p", "pin") not in guards
+
+
+def bare_guards(state: dict[str, PathKind]) -> dict[str, Guard]:
+    guards = plan_guards([WS], [Target(f"{WS}/HEAD", "bare")], oracle(state))  # type: ignore[arg-type]
+    return {g.path.removeprefix(f"{WS}/"): g for g in guards}
+
+
+def test_a_root_without_git_gets_only_a_head_placeholder() -> None:
+    assert bare_guards({}) == {"HEAD": Guard(f"{WS}/HEAD", "null", placeholder=True)}
+    # Project dirs named like git's are left alone: an invalid HEAD is enough.
+    assert bare_guards({f"{WS}/config": "dir", f"{WS}/hooks": "dir", f"{WS}/refs": "dir"}) == {
+        "HEAD": Guard(f"{WS}/HEAD", "null", placeholder=True)
+    }
+
+
+def test_a_root_with_a_real_dot_git_gets_no_bare_guards() -> None:
+    assert bare_guards({f"{WS}/.git": "dir"}) == {}
+    assert bare_guards({f"{WS}/.git": "file"}) == {}
+
+
+def test_an_existing_head_is_fixed_and_the_missing_layout_blocked() -> None:
+    guards = bare_guards({f"{WS}/HEAD": "file", f"{WS}/refs": "file"})
+    assert guards == {
+        "HEAD": Guard(f"{WS}/HEAD", "ro"),
+        "objects": Guard(f"{WS}/objects", "null", placeholder=True),  # not a directory
+        "refs": Guard(f"{WS}/refs", "ro"),
+    }
+    assert bare_guards({f"{WS}/HEAD": "dir"}) == {"HEAD": Guard(f"{WS}/HEAD", "ro")}
+
+
+def test_a_bare_repository_root_guards_its_config_and_hooks() -> None:
+    state: dict[str, PathKind] = {f"{WS}/HEAD": "file", f"{WS}/objects": "dir", f"{WS}/refs": "dir",
+                                  f"{WS}/config": "file"}  # fmt: skip
+    assert bare_guards(state) == {
+        "HEAD": Guard(f"{WS}/HEAD", "ro"),
+        "config": Guard(f"{WS}/config", "ro"),
+        "hooks": Guard(f"{WS}/hooks", "empty", placeholder=True),
+    }
+
+
+def test_protected_targets_include_the_bare_marker_and_home_git_config() -> None:
+    kinds = {t.path: t.kind for t in protected_targets([WS], WS)}
+    assert kinds[f"{WS}/HEAD"] == "bare"
+    assert kinds[f"{WS}/.gitconfig"] == "file"
+    assert kinds[f"{WS}/.config/git/config"] == "file"
+    assert kinds[f"{WS}/.ssh"] == "dir"
+
+
+def test_a_dot_git_file_points_at_the_git_dirs_to_guard() -> None:
+    files = {f"{WS}/.git": "gitdir: .repo/worktrees/w\n", f"{WS}/.repo/worktrees/w/commondir": "../..\n"}
+    paths = [(t.path, t.kind) for t in linked_git_targets(WS, files.get)]
+    assert paths == [
+        (f"{WS}/.repo/worktrees/w", "gitdir"), (f"{WS}/.repo/worktrees/w/hooks", "dir"),
+        (f"{WS}/.repo/worktrees/w/config", "file"),
+        (f"{WS}/.repo", "gitdir"), (f"{WS}/.repo/hooks", "dir"), (f"{WS}/.repo/config", "file"),
+    ]  # fmt: skip
+    nothing: dict[str, str] = {}
+    assert linked_git_targets(WS, nothing.get) == []
+    assert linked_git_targets(WS, {f"{WS}/.git": "not a pointer"}.get) == []
 
 
 @pytest.mark.parametrize(

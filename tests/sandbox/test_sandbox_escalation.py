@@ -24,16 +24,25 @@ pytestmark = pytest.mark.bwrap
 
 
 class Recorder:
-    """Answers every question with ``answer`` and keeps the requests."""
+    """Answers escalation questions with ``answer`` and keeps them in ``asked``.
+
+    Policy questions (no ``escalation``: the command analysis asks about any write
+    operand, whatever the rules say) are approved and kept apart in ``policy``, so
+    these tests see only the escalation round trip they are about.
+    """
 
     def __init__(self, answer: str = "allow_once", message: str | None = None) -> None:
         self.answer = answer
         self.message = message
         self.asked: list[ApprovalRequest] = []
+        self.policy: list[ApprovalRequest] = []
 
     def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
+        if request.escalation is None:
+            self.policy.append(request)
+            return ApprovalAnswer(answer="allow_once", approver="recorder")
         self.asked.append(request)
-        return ApprovalAnswer(answer=self.answer, message=self.message, approver="recorder")  # type: ignore[arg-type]
+        return ApprovalAnswer(answer=self.answer, message=self.message, approver="recorder")
 
 
 class AllowAll:
@@ -72,7 +81,7 @@ async def test_denial_shows_the_marker_and_the_hint(tmp_path: Path) -> None:
         ESCALATION_HINT,
         "[exit code: 1]",
     ]
-    assert recorder.asked == []  # the policy allowed it: nobody was asked
+    assert recorder.asked == []  # no escalation was asked for: nobody was asked to widen
     assert not target.exists()
 
 
@@ -115,10 +124,10 @@ async def test_escalation_rejected_runs_nothing(tmp_path: Path) -> None:
             "bash", touch(target, sandbox_permissions="full-access", justification="need it")
         )
     assert result.is_error
-    assert result.text == (
-        "Error: not approved (recorder: not in this repo); "
-        "the escalation to 'full-access' mode was refused"
-    )
+    # The cause after "; " names the escalation, or a policy ask merged into the same
+    # question (the analysis asks about write operands); either way it was one refusal.
+    assert result.text.startswith("Error: not approved (recorder: not in this repo); ")
+    assert [r.escalation for r in recorder.asked] == ["full-access"]
     assert not target.exists()
 
 

@@ -69,7 +69,7 @@ async def test_existing_protected_paths_stay_unchanged(box: Box, command: str) -
 )
 async def test_missing_protected_paths_cannot_be_created(box: Box, command: str) -> None:
     result = await box.run(command)
-    for name in (".git", ".bashrc", ".profile", ".zshenv"):
+    for name in (".git", "HEAD", ".bashrc", ".profile", ".zshenv"):
         assert not (box.ws / name).exists(), name  # not created, and no placeholder left
     assert result.exit_code != 0
 

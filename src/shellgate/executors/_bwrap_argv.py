@@ -29,6 +29,20 @@ How a protected path inside a writable root is guarded:
   create that mount point in the host directory, so a placeholder is visible on
   the host while the call runs; :attr:`Guard.placeholder` marks it for removal
   afterwards (see ``bwrap.py``).
+
+A root without ``.git`` is guarded against becoming a git dir itself: git treats
+any directory with a valid ``HEAD``, an ``objects/`` and a ``refs/`` directory as
+a (bare) repository, and the host's next ``git`` there would obey a planted
+``core.fsmonitor``. A :data:`TargetKind` ``"bare"`` target (``<root>/HEAD``)
+becomes, only while ``<root>/.git`` is missing:
+
+* ``HEAD`` missing → a ``/dev/null`` placeholder (an empty ``HEAD`` is invalid, and
+  a mount point cannot be replaced), and nothing else: ``config/`` and ``hooks/``
+  stay free for the project (see docs/sandbox.md);
+* ``HEAD`` present → ``--ro-bind`` it; a missing ``objects``/``refs`` gets a
+  ``/dev/null`` placeholder (not a directory, so git refuses) and one that is a
+  file is fixed read-only; if both are directories the root already *is* a bare
+  repository, so its ``config`` and ``hooks`` are guarded like ``.git``'s.
 """
 
 from __future__ import annotations
@@ -41,7 +55,7 @@ from typing import Literal
 from shellgate.models import SandboxMode
 
 PathKind = Literal["dir", "file", "missing"]
-TargetKind = Literal["file", "dir", "gitdir"]
+TargetKind = Literal["file", "dir", "gitdir", "bare"]
 GuardHow = Literal["pin", "ro", "null", "empty"]
 
 #: Start-up files guarded directly in every writable root. Each missing one costs a
@@ -55,6 +69,9 @@ ROOT_RC_FILES: tuple[str, ...] = (
 #: Secrets under $HOME that every mode masks (when they exist).
 HOME_SECRETS: tuple[str, ...] = (
     ".ssh", ".aws", ".gnupg", ".config/gcloud", ".kube", ".docker/config.json", ".netrc",
+    ".git-credentials", ".config/gh", ".config/hub", ".pypirc", ".npmrc",
+    ".cargo/credentials", ".cargo/credentials.toml", ".azure", ".config/op", ".vault-token",
+    ".terraform.d/credentials.tfrc.json", ".local/share/keyrings", ".password-store",
 )  # fmt: skip
 
 
@@ -110,21 +127,48 @@ def inside(path: str, root: str) -> bool:
 
 
 def protected_targets(roots: Sequence[str], home: str, extra: Iterable[str] = ()) -> list[Target]:
-    """The protected paths to consider: git internals and rc files of every root,
-    the full rc list of ``home``, and ``extra`` (gate config, policies, audit log,
+    """The protected paths to consider: git internals, the bare-repository marker
+    (``<root>/HEAD``, kind ``bare``) and rc files of every root, the full rc list,
+    git config and ``.ssh`` of ``home``, and ``extra`` (gate config, policies, audit log,
     configured paths). Callers canonicalise; :func:`plan_guards` drops outsiders."""
-    from shellgate.policy.protected import SHELL_RC_FILES
+    from shellgate.policy.protected import HOME_PROTECTED, SHELL_RC_FILES
 
     out: list[Target] = []
     for root in roots:
         out.append(Target(os.path.join(root, ".git"), "gitdir"))
         out.append(Target(os.path.join(root, ".git", "hooks"), "dir"))
         out.append(Target(os.path.join(root, ".git", "config"), "file"))
+        out.append(Target(os.path.join(root, "HEAD"), "bare"))
         out.extend(Target(os.path.join(root, rc), "file") for rc in ROOT_RC_FILES)
     for rc in SHELL_RC_FILES:
         kind: TargetKind = "dir" if rc.endswith("conf.d") else "file"
         out.append(Target(os.path.join(home, rc), kind))
+    for name in HOME_PROTECTED:  # git config and ~/.ssh, when $HOME is writable
+        is_dir = name.endswith("/")
+        out.append(Target(os.path.join(home, name.rstrip("/")), "dir" if is_dir else "file"))
     out.extend(Target(p, "file") for p in extra)
+    return out
+
+
+def linked_git_targets(root: str, read: Callable[[str], str | None]) -> list[Target]:
+    """The git dir a ``<root>/.git`` *file* (``gitdir: X``, a worktree or submodule)
+    points to, and for a worktree the common dir its ``commondir`` names: each as a
+    gitdir with its ``hooks`` and ``config``. ``read`` returns a regular file's text
+    (``None`` when it is missing, not a regular file, or a symlink). Callers
+    canonicalise; targets outside every root are dropped by :func:`plan_guards`."""
+    out: list[Target] = []
+    text = read(os.path.join(root, ".git"))
+    if text is None or not text.startswith("gitdir:"):
+        return out
+    gitdir = os.path.normpath(os.path.join(root, text[len("gitdir:") :].strip()))
+    dirs = [gitdir]
+    common = read(os.path.join(gitdir, "commondir"))
+    if common is not None and common.strip():
+        dirs.append(os.path.normpath(os.path.join(gitdir, common.strip())))
+    for directory in dirs:
+        out.append(Target(directory, "gitdir"))
+        out.append(Target(os.path.join(directory, "hooks"), "dir"))
+        out.append(Target(os.path.join(directory, "config"), "file"))
     return out
 
 
@@ -147,6 +191,10 @@ def plan_guards(
         root = max((r for r in roots if inside(target.path, r)), key=len, default=None)
         if root is None or target.path == root:
             continue
+        if target.kind == "bare":
+            for guard in _bare_repo_guards(os.path.dirname(target.path), kind_of):
+                add(guard)
+            continue
         parts = target.path[len(root.rstrip("/")) + 1 :].split("/")
         current = root.rstrip("/")
         for depth, part in enumerate(parts):
@@ -167,6 +215,38 @@ def plan_guards(
             else:
                 add(Guard(current, "pin"))
     return tuple(sorted(chosen.values(), key=lambda g: (g.path.count("/"), g.path)))
+
+
+def _bare_repo_guards(directory: str, kind_of: Callable[[str], PathKind]) -> list[Guard]:
+    """Guards that keep ``directory`` (a root without ``.git``) from being a git dir."""
+    base = directory.rstrip("/")
+    if kind_of(f"{base}/.git") != "missing":
+        return []  # a real .git wins discovery; it is guarded as a gitdir target
+    head = f"{base}/HEAD"
+    head_kind = kind_of(head)
+    if head_kind == "missing":
+        return [Guard(head, "null", placeholder=True)]
+    out = [Guard(head, "ro")]
+    if head_kind == "dir":
+        return out  # a directory can never be a valid HEAD, and it cannot be renamed
+    layout = True
+    for name in ("objects", "refs"):
+        path = f"{base}/{name}"
+        kind = kind_of(path)
+        if kind != "dir":
+            layout = False
+            fixed = Guard(path, "ro") if kind == "file" else None
+            out.append(fixed or Guard(path, "null", placeholder=True))
+    if layout:
+        # HEAD, objects/ and refs/ all exist: this root is (or may be) a bare repository.
+        for name, is_file in (("config", True), ("hooks", False)):
+            path = f"{base}/{name}"
+            kind = kind_of(path)
+            if kind == "missing":
+                out.append(Guard(path, "null" if is_file else "empty", placeholder=True))
+            else:
+                out.append(Guard(path, "ro"))
+    return out
 
 
 def workdir_allowed(profile: Profile, cwd: str) -> bool:

@@ -19,13 +19,23 @@ import re
 from collections.abc import Iterable, Mapping
 
 CREDENTIAL_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSPHRASE", "CREDENTIAL")
+#: Names that carry credentials (in a URL's userinfo, a DSN) but no marker above.
+CREDENTIAL_NAMES = frozenset(
+    {"DATABASE_URL", "REDIS_URL", "MONGODB_URI", "MONGO_URL", "AMQP_URL", "SENTRY_DSN"}
+)
+#: Name suffixes that mean a credential: ``GITHUB_PAT``, ``SENTRY_DSN``, ``NPM_AUTH``,
+#: ``DOCKER_CREDS``, ``SESSION_COOKIE``. Suffixes only, after an underscore, so that
+#: ``PATH`` or ``AUTHOR_NAME`` pass.
+CREDENTIAL_SUFFIXES = ("_PAT", "_DSN", "_AUTH", "_CREDS", "_COOKIE")
 OVERRIDES = {"NO_COLOR": "1", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
 _STARTUP_HOOKS = ("BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND")
 _MARKERS = re.compile("|".join(CREDENTIAL_MARKERS), re.IGNORECASE)
 
 
 def is_credential(name: str, extra: Iterable[str] = ()) -> bool:
-    if _MARKERS.search(name):
+    """Whether ``name`` looks like it carries a credential (case-insensitive)."""
+    upper = name.upper()
+    if _MARKERS.search(name) or upper in CREDENTIAL_NAMES or upper.endswith(CREDENTIAL_SUFFIXES):
         return True
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in extra)
 

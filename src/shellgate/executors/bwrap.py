@@ -48,6 +48,7 @@ from shellgate.executors._bwrap_argv import (
     Target,
     build_argv,
     inside,
+    linked_git_targets,
     plan_guards,
     protected_targets,
     workdir_allowed,
@@ -79,6 +80,29 @@ def _kind_of(path: str) -> PathKind:
     except (FileNotFoundError, NotADirectoryError):
         return "missing"
     return "dir" if stat.S_ISDIR(st.st_mode) else "file"
+
+
+def _canonical(target: Target) -> str:
+    """A target's physical path; a ``bare`` marker keeps its own name (``<root>/HEAD``
+    names the root it guards even when ``HEAD`` is a symlink)."""
+    if target.kind == "bare":
+        head, name = os.path.split(target.path)
+        return os.path.join(os.path.realpath(head), name)
+    return os.path.realpath(target.path)
+
+
+def _read_small(path: str) -> str | None:
+    """The first 4 KiB of a regular file (``None``: missing, a symlink, or not regular)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, 4096).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
 
 
 def _gate_cgroup(max_pids: int) -> str | None:
@@ -186,7 +210,9 @@ class BwrapExecutor(Executor):
         targets: list[Target] = []
         for home in self.homes:
             targets += protected_targets(base.roots, home, self._gate_paths())
-        canonical = [Target(os.path.realpath(t.path), t.kind) for t in targets]
+        for root in base.roots:
+            targets += linked_git_targets(root, _read_small)
+        canonical = [Target(_canonical(t), t.kind) for t in targets]
         guards = plan_guards(base.roots, canonical, _kind_of)
         return dataclasses.replace(base, guards=guards)
 

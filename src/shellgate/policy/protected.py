@@ -7,6 +7,10 @@ A segment is denied when any of its ``writes`` is, or is inside, a protected pat
 * ``.git/hooks`` (and anything below) and ``.git/config`` of *any* repository, found
   by path components, so nested repositories and not-yet-existing hooks count, and
   a ``.git`` directory itself (moving it away and back is a rename of a hook's parent);
+* in ``$HOME``: the user's git config (``.gitconfig``, ``.config/git/config``, and
+  ``$XDG_CONFIG_HOME/git/config`` when set) — ``core.fsmonitor``, ``core.pager`` or
+  an alias there runs in every later git command — and all of ``.ssh/``
+  (``authorized_keys``, ``config``'s ``ProxyCommand``, ``rc``, keys);
 * the gate's own files: its config file, its policy sets and its audit log;
 * every path in ``[policy] protected_paths``.
 
@@ -36,6 +40,12 @@ SHELL_RC_FILES: tuple[str, ...] = (
     ".tcshrc", ".login", ".logout", ".inputrc", ".config/fish/config.fish",
     ".config/fish/conf.d",
 )
+
+#: Other paths under a home that no write may reach, with their rule ids. A trailing
+#: ``/`` marks a directory (everything below it is protected too).
+HOME_PROTECTED: tuple[str, ...] = (".gitconfig", ".config/git/config", ".ssh/")
+_HOME_WHY = {".gitconfig": "user-git-config", ".config/git/config": "user-git-config",
+             ".ssh/": "ssh"}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,11 +95,17 @@ class ProtectedPathsLayer:
         entries: list[Protected] = []
         for rc in SHELL_RC_FILES:
             entries.append(Protected(os.path.join(self.home, rc), "shell-rc"))
+        for name in HOME_PROTECTED:
+            path = os.path.join(self.home, name.rstrip("/"))
+            entries.append(Protected(path, _HOME_WHY[name]))
+        xdg = os.environ.get("XDG_CONFIG_HOME")
+        if xdg and os.path.isabs(xdg):  # git ignores a relative XDG_CONFIG_HOME
+            entries.append(Protected(os.path.join(xdg, "git", "config"), "user-git-config"))
         workspace = os.path.abspath(config.executor.workspace)
         for rc in SHELL_RC_FILES:
             entries.append(Protected(os.path.join(workspace, rc), "shell-rc"))
-        for path in config.policy.paths:
-            entries.append(Protected(os.path.abspath(path), "gate-policy"))
+        for policy_path in config.policy.paths:
+            entries.append(Protected(os.path.abspath(policy_path), "gate-policy"))
         chosen = config_file or os.environ.get("SHELLGATE_CONFIG")
         if chosen:
             entries.append(Protected(os.path.abspath(chosen), "gate-config"))
