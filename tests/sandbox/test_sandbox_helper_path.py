@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from shellgate.executors import ExecRequest, _process, make_executor
+from shellgate.executors import ExecRequest, _hardening, make_executor
 from shellgate.executors._bwrap_argv import build_argv
 from tests.conftest import make_config
 
@@ -26,8 +26,8 @@ async def test_helper_under_tmp_still_supervises(
     home = Path(tempfile.mkdtemp(prefix="sg-install-", dir="/tmp"))
     try:
         copy = home / "sg-exec"
-        shutil.copy2(_process.HELPER, copy)
-        monkeypatch.setattr(_process, "HELPER", copy)
+        shutil.copy2(_hardening.HELPER, copy)
+        monkeypatch.setattr(_hardening, "HELPER", copy)
         executor = make_executor(make_config(tmp_path, sandbox={"mode": mode}), "bwrap")
         assert executor.hardening.helper == str(copy)
         await executor.open()
