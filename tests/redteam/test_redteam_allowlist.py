@@ -1,10 +1,11 @@
 """Auto-allowed commands of ``policies/default`` that run, write or fetch more.
 
-Each bypass is an ``xfail(strict=True)`` asserting the SAFE answer, next to a
-passing test proving with the real tool that the hidden effect happens. The
-allow rules match ``argv`` as written (``uniq *``, ``sort *``, ``less *``…), and
-neither the rules nor ``shell/commands.py`` know the options of these allowed
-commands that write files or run programs.
+Each bypass was found as an ``xfail(strict=True)`` asserting the SAFE answer, next
+to a passing test proving with the real tool that the hidden effect happens. The
+allow rules match ``argv`` as written (``uniq *``, ``sort *``, ``less *``…); the
+analyser now knows the options of these allowed commands that write files or run
+programs (``shell/tools.py``, ``shell/writes.py``), so every case below is fixed
+and runs as a normal test.
 """
 
 from __future__ import annotations
@@ -52,7 +53,6 @@ ALLOWED_BUT_NETWORK = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="bypass: allowed command runs another program")
 @pytest.mark.parametrize("command", ALLOWED_BUT_RUNS)
 def test_allowed_command_that_runs_programs_is_not_auto_allowed(
     decide: Decide, command: str
@@ -60,15 +60,11 @@ def test_allowed_command_that_runs_programs_is_not_auto_allowed(
     assert decide(command) != "allow"
 
 
-@pytest.mark.xfail(strict=True, reason="bypass: allowed command writes a file")
 @pytest.mark.parametrize("command", ALLOWED_BUT_WRITES)
 def test_allowed_command_that_writes_is_not_auto_allowed(decide: Decide, command: str) -> None:
     assert decide(command) != "allow"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bypass: input redirection from /dev/tcp reaches the network"
-)
 @pytest.mark.parametrize("command", ALLOWED_BUT_NETWORK)
 def test_dev_tcp_input_redirection_is_not_auto_allowed(decide: Decide, command: str) -> None:
     assert decide(command) != "allow"
@@ -82,7 +78,6 @@ PROTECTED_WRITES = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="bypass: protected path written by an allowed command")
 @pytest.mark.parametrize("command", PROTECTED_WRITES)
 def test_protected_writes_by_allowed_commands_are_denied(decide: Decide, command: str) -> None:
     assert decide(command) == "deny"
@@ -93,7 +88,6 @@ CHAIN = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason="bypass: uniq plants core.fsmonitor, git status runs it")
 def test_uniq_git_config_chain_is_not_auto_allowed(decide: Decide) -> None:
     assert decide(CHAIN.replace("MARKER", "/tmp/pwned")) != "allow"
 

@@ -2,10 +2,11 @@
 from bash, and wrapper/option spellings the deny-side normalisation misses.
 
 ``ALLOWED_*`` are auto-allowed although bash runs a hidden command (the worst
-kind); ``DENY_EVASIONS`` are answered ``ask`` where a deny rule covers what bash
-runs (the deny rule never sees the command: the approver gets no warning and a
+kind); ``DENY_EVASIONS`` were answered ``ask`` where a deny rule covers what bash
+runs (the deny rule never saw the command: the approver got no warning and a
 session/headless policy that auto-approves asks would run it). Every bypass has
-a real-bash proof with a harmless marker command.
+a real-bash proof with a harmless marker command. All were found as strict
+xfails; the analyser now reads each as bash does, so they run as normal tests.
 """
 
 from __future__ import annotations
@@ -33,13 +34,11 @@ ALLOWED_HIDDEN = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="bypass: hidden command in an auto-allowed string")
 @pytest.mark.parametrize("command", ALLOWED_HIDDEN)
 def test_hidden_commands_are_not_auto_allowed(decide: Decide, command: str) -> None:
     assert decide(command.replace("MARKER", "/tmp/pwned")) != "allow"
 
 
-@pytest.mark.xfail(strict=True, reason="bypass: rm -rf / in a heredoc body is auto-allowed")
 @pytest.mark.parametrize(
     "command",
     [
@@ -113,7 +112,6 @@ DENY_EVASIONS = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="bypass: deny rule does not see what bash runs")
 @pytest.mark.parametrize("command", DENY_EVASIONS)
 def test_deny_rules_see_what_bash_runs(decide: Decide, command: str) -> None:
     assert decide(command) == "deny"

@@ -174,7 +174,12 @@ def test_100kb_padding_is_analysed_quickly_and_completely() -> None:
 
 def test_parse_error_excerpt_cut_inside_a_character() -> None:
     # Found by hypothesis: the 40-byte excerpt of an ERROR node ended mid-UTF-8.
-    words = ["0$'aaa\\\\'0", "-@/=#0Y", "0''--::#1a_bb", '0"£\U000cf5beÜĭ£\U000cf5beÜĭzĐ\U0007f9b7Ī"\\\n']
+    words = [
+        "0$'aaa\\\\'0",
+        "-@/=#0Y",
+        "0''--::#1a_bb",
+        '0"£\U000cf5beÜĭ£\U000cf5beÜĭzĐ\U0007f9b7Ī"\\\n',
+    ]
     analysis = analyse("printf '%s\\n' " + " ".join(words))
     assert analysis.findings  # a finding, not a crash
 

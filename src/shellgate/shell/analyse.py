@@ -25,10 +25,13 @@ from tree_sitter import Node
 from shellgate.models import Analysis, Segment
 from shellgate.shell import _parser
 from shellgate.shell.drafts import Draft, Sink
+from shellgate.shell.spellings import respellings
 from shellgate.shell.walker import Walker
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _MAX_ERRORS_SHOWN = 3
+_ROUGH_SPLIT = re.compile(r"[\n;&|()`{}]+|\$\(|<<<?-?|\bthen\b|\bdo\b")
+_MAX_ROUGH_FORMS = 256
 
 
 def _parse_errors(root: Node, source: bytes) -> list[str]:
@@ -47,6 +50,17 @@ def _parse_errors(root: Node, source: bytes) -> list[str]:
         elif node.has_error:
             stack.extend(reversed(node.children))
     return found or ["parse error"]
+
+
+def _rough_forms(command: str) -> list[tuple[str, ...]]:
+    """Whitespace-split words of every rough command piece (a parse failed)."""
+    forms: dict[tuple[str, ...], None] = {}
+    for piece in _ROUGH_SPLIT.split(command)[:_MAX_ROUGH_FORMS]:
+        words = tuple(piece.replace("'", "").replace('"', "").split())
+        if words:
+            forms[words] = None
+            forms.update(dict.fromkeys(respellings(words)))
+    return list(forms)
 
 
 def _freeze(draft: Draft, whole: tuple[str, ...]) -> Segment:
@@ -111,7 +125,19 @@ def analyse(
     whole = tuple(sink.findings)
     frozen: dict[int, Segment] = {}  # a replayed draft is one object: freeze it once
     segments = [frozen.get(id(d)) or frozen.setdefault(id(d), _freeze(d, whole)) for d in drafts]
-    if not segments and whole:
+    if root.has_error:
+        # A parse error can hide later commands from the tree (`cat <<EOF; rm -rf /`):
+        # one more segment carries every line, split at blanks and at ; & | ( ) `,
+        # as forms, so deny rules still see what bash may run. Its argv is the first
+        # piece (rule layers skip an empty argv); the parse-error finding makes it ask.
+        forms = _rough_forms(command)
+        if forms:
+            segments.append(
+                Segment(text=command, argv=forms[0], forms=tuple(forms), findings=whole)
+            )
+        elif not segments:
+            segments.append(Segment(text=command, argv=(), findings=whole))
+    elif not segments and whole:
         words = tuple(command.split())
         segments.append(
             Segment(text=command, argv=(), forms=((), words) if words else (), findings=whole)

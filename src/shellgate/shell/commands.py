@@ -9,10 +9,12 @@ question to a person, missing one can cost an auto-allowed command.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from shellgate.shell.options import Grammar, has, scan_all, values
+from shellgate.shell.tools import TOOLS
 
 Argv = tuple[str, ...]
 
@@ -30,6 +32,10 @@ SAFE_ASSIGNMENTS = frozenset(
 )  # fmt: skip
 
 _VERSION_FLAGS = frozenset({"--version", "-V", "--help", "-h", "-v"})
+#: Script operands that are the shell's own stdin.
+_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
+#: A ``-c`` payload using these runs the words after it (``bash -c '"$@"' x rm …``).
+_POSITIONAL = re.compile(r"\$(?:[@*1-9]|\{[@*1-9#!])")
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,9 @@ class Reading:
     findings: list[str] = field(default_factory=list)
     payloads: list[tuple[str, str]] = field(default_factory=list)  # (context label, source)
     stdin_shell: bool = False  # a shell reading its commands from stdin
+    #: Extra forms: ``(name,)`` for a shell reading stdin, so a rule on the bare
+    #: shell name (``sh``: "curl … | sh") matches ``sh -x``, ``bash /dev/stdin``…
+    forms: list[Argv] = field(default_factory=list)
 
 
 def shell_invocation(form: Argv) -> tuple[str | None, bool]:
@@ -96,6 +105,8 @@ def shell_invocation(form: Argv) -> tuple[str | None, bool]:
         break
     if inline:
         return (form[i] if i < n else None), False
+    if i < n and form[i] in _STDIN_FILES:
+        return None, True
     if set(form[1:]) & {"--version", "--help"}:
         return None, False
     return None, stdin or i >= n
@@ -184,6 +195,8 @@ def _builtin(form: Argv, out: Reading) -> None:
                 out.payloads.append(("alias value", word.partition("=")[2]))
     elif name == "trap":
         out.findings.append("trap runs a string as a command later")
+        if args[:1] == ("--",):
+            args = args[1:]
         if args and not args[0].startswith("-"):
             out.payloads.append(("trap payload", args[0]))
     elif name in ("let", "enable", "fc", "bind", "complete", "compgen", "mapfile", "readarray"):
@@ -205,15 +218,26 @@ def read_form(form: Argv, out: Reading) -> None:
     if not form:
         return
     name = form[0]
+    tool = TOOLS.get(name)
+    if tool is not None:
+        tool(form, out)
+        return
     if name not in _INTERESTING and _ANY_INTERPRETER.fullmatch(name) is None:
         return  # the common case: a command with no inline code to find
     if name in SHELLS:
         payload, stdin = shell_invocation(form)
         if payload is not None:
             out.payloads.append(("-c payload", payload))
+            if _POSITIONAL.search(payload):
+                # $0 is the word after the payload; "$@" runs the ones after that.
+                at = len(form) - 1 - form[::-1].index(payload)
+                if at + 2 < len(form):
+                    out.findings.append(f"'{name} -c' runs its positional arguments")
+                    out.payloads.append(("-c arguments", shlex.join(form[at + 2 :])))
         elif stdin:
             out.findings.append(f"'{name}' reads commands from stdin")
             out.stdin_shell = True
+            out.forms.append((name,))
         return
     for pattern, spec in _INTERPRETERS:
         if pattern.fullmatch(name):

@@ -12,12 +12,28 @@ import os
 from collections.abc import Sequence
 from functools import lru_cache
 
-from shellgate.shell.commands import SAFE_ASSIGNMENTS, read_forms
+from shellgate.shell.commands import SAFE_ASSIGNMENTS, Reading, read_forms
 from shellgate.shell.drafts import Argv, Draft, Sink
+from shellgate.shell.spellings import resolved_operands, respellings
+from shellgate.shell.tools import check_subscript
 from shellgate.shell.wrappers import MAX_FORMS, unwrap
 from shellgate.shell.writes import resolve, write_operands
 
 _CD_FLAGS = frozenset({"-L", "-P", "-e", "-@", "--"})
+_PROMPTS = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"})
+_RESOLVED_NAMES = frozenset({"rm", "rmdir", "shred", "chmod", "chown", "chgrp", "truncate"})
+_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
+#: Commands whose whole purpose is to change files: an admin who writes an allow
+#: rule for one knows it writes, so its operands are write targets (protected
+#: paths still deny them) but not findings. Every other writer — a tool that
+#: mostly reads and writes through an operand or option the rule author may not
+#: know (`uniq IN OUT`, `tree -o F`, `sort -o F`, `sed -i`, `file -C`) — cannot be
+#: auto-allowed by a rule matching its name.
+_OBVIOUS_WRITERS = frozenset(
+    {"cp", "mv", "rm", "rmdir", "touch", "mkdir", "tee", "ln", "install", "truncate",
+     "dd", "chmod", "chown", "chgrp", "shred", "unlink", "mktemp", "rsync", "mkfifo",
+     "mknod"}
+)  # fmt: skip
 
 
 @lru_cache(maxsize=4096)
@@ -26,11 +42,26 @@ def _read_argv(
 ) -> tuple[tuple[Argv, ...], tuple[str, ...], tuple[tuple[str, str], ...], bool, tuple[str, ...]]:
     """(forms, findings, payloads, reads stdin as a shell, write operands) of one argv."""
     unwrapped = unwrap(argv)
+    for other in respellings(argv):
+        extra = unwrap(other).forms
+        unwrapped.forms.extend(f for f in extra if f not in unwrapped.forms)
     reading = read_forms(unwrapped.forms)
+    unwrapped.forms.extend(f for f in dict.fromkeys(reading.forms) if f not in unwrapped.forms)
     findings = list(reading.findings)
     if unwrapped.truncated:
         findings.append(f"more than {MAX_FORMS} wrapper readings; not all were checked")
-    operands = [target for form in unwrapped.forms for target in write_operands(form)]
+    operands: list[str] = []
+    surprising: list[str] = []
+    for form in unwrapped.forms:
+        targets = write_operands(form)
+        operands.extend(targets)
+        if targets and os.path.basename(form[0]) not in _OBVIOUS_WRITERS:
+            surprising.extend(targets)
+    findings.extend(
+        f"writes '{target}' via its operand"
+        for target in dict.fromkeys(surprising)
+        if target not in _HARMLESS_TARGETS
+    )
     return (
         tuple(unwrapped.forms),
         tuple(findings),
@@ -47,6 +78,16 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[tuple[s
         if name not in SAFE_ASSIGNMENTS:
             findings.append(f"assignment to '{name}' (not on the known-safe list)")
     payloads: list[tuple[str, str]] = []
+    for name, value in draft.assignments:
+        if name in _PROMPTS and value:
+            # bash expands these (substitutions included) when it prints them.
+            payloads.append(("prompt string", value))
+        elif "[" in value and ("$(" in value or "`" in value):
+            # x='a[$(cmd)]'; $((x)): arithmetic on x later evaluates the subscript.
+            later = Reading()
+            check_subscript(value, f"value of {name}", later)
+            findings.extend(later.findings)
+            payloads.extend(later.payloads)
     operands: tuple[str, ...] = ()
     if draft.argv:
         forms, found, given, stdin_shell, operands = _read_argv(draft.argv)
@@ -55,6 +96,13 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[tuple[s
         payloads.extend(given)
         if stdin_shell:
             payloads.extend(("stdin script", content) for content in stdin_texts if content)
+        if sink.cwd != sink.workdir and sink.cwd_known and operands:
+            # After a `cd`, a relative operand names another file than the rule expects.
+            for form in forms:
+                if form and form[0] in _RESOLVED_NAMES:
+                    resolved = resolved_operands(form, sink.cwd)
+                    if resolved is not None and resolved not in draft.forms:
+                        draft.forms.append(resolved)
     _writes(draft, sink, operands)
     _track_cd(draft, sink)
     # Keep order, drop repeats: one construct seen through several forms is one finding.
@@ -69,6 +117,13 @@ def _writes(draft: Draft, sink: Sink, operands: Sequence[str]) -> None:
         return
     writes: list[str] = []
     for target in dict.fromkeys(targets):
+        home = _home_prefix(target)
+        if home:
+            # `"$HOME/.bashrc"`: the parameter expansion is a finding already; list
+            # the file it names too, so protected paths see `~/.bashrc`.
+            value = os.environ.get("HOME", "")
+            if value:
+                writes.append(resolve(value + target[len(home) :], sink.cwd))
         if target.startswith("~"):
             draft.findings.append(f"write target '{target}' uses tilde expansion")
             # bash expands an unquoted leading ~ (the quoting is gone by now, so
@@ -82,6 +137,13 @@ def _writes(draft: Draft, sink: Sink, operands: Sequence[str]) -> None:
             )
         writes.append(resolve(target, sink.cwd))
     draft.writes = list(dict.fromkeys(writes))
+
+
+def _home_prefix(target: str) -> str:
+    for prefix in ("$HOME", "${HOME}"):
+        if target == prefix or target.startswith(prefix + "/"):
+            return prefix
+    return ""
 
 
 def _track_cd(draft: Draft, sink: Sink) -> None:

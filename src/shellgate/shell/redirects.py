@@ -15,6 +15,7 @@ from tree_sitter import Node
 from shellgate.models import Redirect
 from shellgate.shell._parser import text
 from shellgate.shell.drafts import Extra
+from shellgate.shell.heredocs import backtick_spans, bash_body_end
 from shellgate.shell.words import group_words
 
 if TYPE_CHECKING:
@@ -25,6 +26,8 @@ _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
 _NOT_FILES = frozenset(
     {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2"}
 )
+_MAX_SPAN_FINDINGS = 16
+_MAX_SPANS = 256
 _HEREDOC_PARTS = frozenset({"heredoc_start", "heredoc_body", "heredoc_end"})
 
 
@@ -56,6 +59,8 @@ def read_redirect(walker: Walker, node: Node, out: Extra, pending: list[Node]) -
             if not op:
                 op = kind
         elif kind == "ERROR":
+            if op == "<" and text(source, child.start_byte, child.end_byte) == ">":
+                op = "<>"  # tree-sitter-bash 0.25 splits `N<>` into `<` and an error
             walker.sink.note(f"parse error in redirection '{walker._short(node)}'")
         elif kind in _HEREDOC_PARTS:
             continue
@@ -78,6 +83,9 @@ def read_redirect(walker: Walker, node: Node, out: Extra, pending: list[Node]) -
         out.redirects.append(Redirect(op=op or "<<<", fd=fd, target=target))
         out.stdin_texts.append(target)
         return
+    if target.startswith(("/dev/tcp/", "/dev/udp/")):
+        # bash opens a socket itself for these names, in either direction, on any fd.
+        findings.append(f"network access through {target[:8]} ('{target[:60]}')")
     write = _is_write(op, target)
     if write:
         findings.append(f"output redirection to '{target}'")
@@ -94,9 +102,38 @@ def _heredoc(walker: Walker, node: Node, op: str, fd: int | None, out: Extra) ->
     delimiter = text(source, start.start_byte, start.end_byte) if start is not None else ""
     quoted = any(q in delimiter for q in "'\"\\")
     content = text(source, body.start_byte, body.end_byte) if body is not None else ""
+    plain = delimiter.replace("'", "").replace('"', "").replace("\\", "")
     if body is not None and not quoted:
         # Unquoted delimiter: substitutions in the body run when the heredoc is read.
         walker.scan(body, "heredoc body")
-    plain = delimiter.replace("'", "").replace('"', "").replace("\\", "")
+        content = _unquoted_body(walker, content, plain, op == "<<-", out)
     out.redirects.append(Redirect(op=op or "<<", fd=fd, target=plain))
     out.stdin_texts.append(content)
+
+
+def _unquoted_body(walker: Walker, content: str, delimiter: str, dash: bool, out: Extra) -> str:
+    """What tree-sitter misses in an unquoted body; returns the body bash really reads."""
+    end = bash_body_end(content, delimiter, dash)
+    if end is not None:
+        out.findings.append(
+            f"heredoc delimiter '{delimiter}' joined by backslash-newline ends the body "
+            "early; the lines after it run as commands"
+        )
+        walker.payload("after a heredoc bash ends early", content[end:])
+        content = content[:end]
+    if "`" in content:
+        spans = list(dict.fromkeys(backtick_spans(content)))
+        for span in spans[:_MAX_SPAN_FINDINGS]:
+            out.findings.append(f"command substitution `{span[:40]}` in a heredoc body")
+        # Many spans are read as one script (one parse, every command still seen).
+        if len(spans) > _MAX_SPANS:
+            # Past this, walking them would outrun the time budget: ask, do not read.
+            walker.sink.note(
+                f"{len(spans)} backtick substitutions in a heredoc body; only the first "
+                f"{_MAX_SPANS} were read"
+            )
+            spans = spans[:_MAX_SPANS]
+        sources = spans if len(spans) <= _MAX_SPAN_FINDINGS else ["\n".join(spans)]
+        for source in sources:
+            walker.payload("command substitution (heredoc body)", source)
+    return content

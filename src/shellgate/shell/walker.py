@@ -24,6 +24,7 @@ from shellgate.shell._parser import text
 from shellgate.shell.commands import SAFE_ASSIGNMENTS
 from shellgate.shell.drafts import Draft, Extra, Sink
 from shellgate.shell.finish import finish
+from shellgate.shell.heredocs import backtick_spans
 from shellgate.shell.redirects import REDIRECT_TYPES, read_redirect
 from shellgate.shell.words import WordReader, group_words
 
@@ -85,8 +86,23 @@ class Walker:
     def _nested(self, node: Node, label: str) -> None:
         if node.type in _SUBSTITUTIONS:
             self.descend(label, self.block, node, scoped=True)
-        else:
-            self.scan(node, label)
+            self._escaped_backticks(node, label)
+            return
+        self.scan(node, label)
+        if node.type == "expansion" and b"`" in self.source[node.start_byte : node.end_byte]:
+            # tree-sitter-bash 0.25 leaves backticks inside ${…} as text; bash runs them.
+            raw = text(self.source, node.start_byte, node.end_byte)
+            for span in backtick_spans(raw):
+                self.payload(f"command substitution ({label})", span)
+
+    def _escaped_backticks(self, node: Node, label: str) -> None:
+        """Backslash-escaped backticks inside backticks (echo, backslash-backtick, cmd,
+        backslash-backtick): tree-sitter reads the inner pair as words; bash removes the
+        backslashes and runs cmd. Re-read the span as bash does."""
+        raw = self.source[node.start_byte : node.end_byte]
+        if raw.startswith(b"`") and b"\\`" in raw:
+            for span in backtick_spans(raw.decode("utf-8", "surrogatepass")):
+                self.payload(label, span)
 
     def scan(self, node: Node, label: str) -> None:
         """Find commands anywhere under ``node`` (iteratively: width is unbounded)."""
@@ -97,6 +113,7 @@ class Walker:
             if kind in _SUBSTITUTIONS:
                 where = _SUBSTITUTIONS[kind]
                 self.descend(f"{where} ({label})", self.block, child, scoped=True)
+                self._escaped_backticks(child, f"{where} ({label})")
             elif kind in ("command", "redirected_statement", "pipeline", "list", "subshell"):
                 self.descend(label, self.statement, child, scoped=True)
             else:
@@ -282,6 +299,10 @@ class Walker:
         name_node = node.child_by_field_name("name")
         name = text(self.source, name_node.start_byte, name_node.end_byte) if name_node else ""
         after = name_node.end_byte if name_node is not None else node.start_byte
+        if name_node is not None and name_node.type == "subscript":
+            # bash evaluates the subscript as arithmetic: substitutions in it run.
+            findings.append(f"array subscript in assignment to '{name[:40]}' is evaluated")
+            self.scan(name_node, "array subscript")
         value_nodes = [c for c in node.children if c.is_named and c.start_byte >= after]
         if value_nodes and value_nodes[0].type == "array":
             value = text(self.source, value_nodes[0].start_byte, value_nodes[0].end_byte)

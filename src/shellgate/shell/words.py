@@ -204,6 +204,12 @@ class WordReader:
             elif kind == "concatenation":
                 dynamic |= self._parts(node.children, values, masks, findings)
                 continue
+            elif kind == "translated_string":
+                # $"rm" in command position: bash runs the (untranslated) string.
+                findings.append('locale string $"…" (bash may translate it at run time)')
+                inner = [c for c in node.children if c.type != "$"]
+                dynamic |= self._parts(inner, values, masks, findings)
+                continue
             elif kind == "$":
                 following = nodes[index + 1] if index + 1 < len(nodes) else None
                 if following is not None and following.type == "string":

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from shellgate.shell.options import Grammar, has, scan_prefix, values
+from shellgate.shell.tools import fd_exec_command
 
 Argv = tuple[str, ...]
 
@@ -119,6 +120,14 @@ def _peel_generic(form: Argv, grammar: Grammar, out: Unwrapped) -> list[Argv]:
             commands.append(rest[1])
         for command in commands:
             out.payloads.append(("flock -c payload", command))
+    if name == "env" and form[start : start + 1] == ("-",):
+        inner.append(form[start + 1 :])  # `env -` is `env -i`
+    if name == "coproc":
+        # coproc [NAME] { CMD; }: the group's first command (the tree has it as words).
+        for skip in (1, 2):
+            if form[skip : skip + 1] == ("{",):
+                inner.append(form[skip + 1 :])
+        inner.append(form[2:])
     if name == "watch" and not has(options, "-x", "--exec") and start < len(form):
         out.payloads.append(("watch command", " ".join(form[start:])))
     if start < len(form):
@@ -145,6 +154,13 @@ def _peel_find(form: Argv, out: Unwrapped) -> list[Argv]:
     return inner
 
 
+def _peel_fd(form: Argv, out: Unwrapped) -> list[Argv]:
+    """``fd -x CMD ARGS ;``: the command fd runs per file, like ``find -exec``."""
+    del out
+    found = fd_exec_command(form)
+    return [found[1]] if found is not None and found[1] else []
+
+
 def _peel_payload_option(form: Argv, out: Unwrapped) -> list[Argv]:
     """``su -c CMD``, ``runuser -c``, ``script -c``: the command is a shell string."""
     for i, word in enumerate(form[1:], start=1):
@@ -152,11 +168,18 @@ def _peel_payload_option(form: Argv, out: Unwrapped) -> list[Argv]:
             out.payloads.append((f"{form[0]} -c payload", form[i + 1]))
         elif word.startswith("--command="):
             out.payloads.append((f"{form[0]} -c payload", word.partition("=")[2]))
+        elif len(word) > 2 and word[0] == "-" and word[1] != "-" and "c" in word:
+            # Bundled letters (-qc CMD, -ecCMD): c takes the rest or the next word.
+            rest = word[word.index("c") + 1 :]
+            if rest or i + 1 < len(form):
+                out.payloads.append((f"{form[0]} -c payload", rest or form[i + 1]))
     return []
 
 
 _SPECIAL: dict[str, Callable[[Argv, Unwrapped], list[Argv]]] = {
     "find": _peel_find,
+    "fd": _peel_fd,
+    "fdfind": _peel_fd,
     "su": _peel_payload_option,
     "script": _peel_payload_option,
 }

@@ -119,6 +119,25 @@ def _tar(options: list[Option], args: list[str]) -> list[str]:
     return []
 
 
+def _uniq(options: list[Option], args: list[str]) -> list[str]:
+    del options
+    return args[1:2]  # uniq [INPUT [OUTPUT]]: the second operand is written
+
+
+def _tree(options: list[Option], args: list[str]) -> list[str]:
+    del args
+    return values(options, "-o")
+
+
+def _file(options: list[Option], args: list[str]) -> list[str]:
+    # file -C compiles each -m magic file (default "magic") to BASENAME.mgc in the cwd.
+    del args
+    if not has(options, "-C", "--compile"):
+        return []
+    sources = [m for v in values(options, "-m", "--magic-file") for m in v.split(":")]
+    return [os.path.basename(m.rstrip("/")) + ".mgc" for m in sources or ["magic"] if m]
+
+
 def _find(options: list[Option], args: list[str]) -> list[str]:
     del options, args
     return []
@@ -159,6 +178,11 @@ WRITERS: dict[str, tuple[Grammar, Callable[[list[Option], list[str]], list[str]]
                 "--temporary-directory"), _sort),
     "tar": (_g("fCbTXVNgKL", "--file --directory --exclude --files-from"), _tar),
     "find": (_g(), _find),
+    "uniq": (_g("fsw", "--skip-fields --skip-chars --check-chars"), _uniq),
+    "tree": (_g("LPIoHT", "--charset --filelimit --timefmt --sort --fromfile --gitfile "
+                "--infile --hintro --houtro"), _tree),
+    "file": (_g("mfFeP", "--magic-file --files-from --separator --exclude --exclude-quiet "
+                "--parameter"), _file),
 }  # fmt: skip
 
 
