@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from shellgate.executors._output import StreamBuffer
 
-_POLL_S = 0.01  # tree-exit watcher interval
+_POLL_S = 0.01  # tree-exit watcher interval, at most
 def _read_proc(path: str) -> bytes | None:
     try:
         with open(path, "rb") as fh:
@@ -343,6 +343,7 @@ class Proc:
     async def _wait_gone(self, timeout_s: float, *, terminating: bool = False) -> bool:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
+        pause = 0.001  # most groups empty within a millisecond of the leader: back off
         while True:
             if not self.leftovers():
                 return True
@@ -352,7 +353,8 @@ class Proc:
                 # Targets found late (escapees read mid-exec, processes of a sandbox
                 # that was still starting) get their SIGTERM too, once each.
                 self._signal_all(signal.SIGTERM)
-            await asyncio.sleep(_POLL_S)
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, _POLL_S)
 
     async def close_pumps(self) -> None:
         """Close our ends of the pipes (the group is already stopped)."""
