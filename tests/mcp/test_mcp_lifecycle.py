@@ -16,11 +16,10 @@ from mcp_helpers import (
     audit_records,
     call_text,
     connect,
-    pids_with_arg,
     text_of,
-    wait_until,
     write_config,
 )
+from tests.conftest import pids_with_arg, wait_until
 
 from shellgate.config import load_config
 from shellgate.mcp_server import ShellgateMCP
