@@ -7,6 +7,7 @@ command; see docs/performance.md).
 
 from __future__ import annotations
 
+import platform
 import shutil
 import subprocess
 import sys
@@ -27,7 +28,16 @@ class CustomBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         if cc is None:
             print("shellgate: no C compiler; using the setpriv fallback", file=sys.stderr)
             return
-        for flags in (["-static"], []):  # static when libc.a exists: faster exec
+        # Fastest first: no C library at all (x86_64: ~40 us an exec instead of
+        # ~0.5 ms for static glibc's start-up), then static, then dynamic libc.
+        attempts: list[list[str]] = []
+        if platform.machine() in ("x86_64", "AMD64"):
+            attempts.append(
+                ["-static", "-nostdlib", "-ffreestanding", "-fno-stack-protector",
+                 "-fno-builtin", "-DSG_NOLIBC"]
+            )  # fmt: skip
+        attempts += [["-static"], []]
+        for flags in attempts:
             result = subprocess.run(
                 [cc, "-O2", "-Wall", "-Wextra", *flags, "-o", str(target), str(source)],
                 capture_output=True,

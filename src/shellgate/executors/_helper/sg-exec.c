@@ -1,22 +1,22 @@
 /*
  * sg-exec: apply shellgate's child-side hardening, then exec the command.
  *
- * Why a helper at all: CPython's fast spawn path (vfork) is lost as soon as a
- * preexec_fn is given (0.7 ms -> 2.5-3 ms per spawn, far worse with a large
- * parent), and chaining setpriv + prlimit costs about 1 ms per extra exec. This
- * static binary does all of it in one cheap exec:
- *
  *   sg-exec [--cgroup PROCS] PARENT_PID NOFILE NPROC CPU_S FSIZE AS DROPCAPS -- PROGRAM ARG...
  *   sg-exec --supervise FD -- PROGRAM ARG...
  *
+ * Why a helper at all: CPython's fast spawn path (vfork) is lost as soon as a
+ * preexec_fn is given (0.7 ms -> 2.5-3 ms per spawn, far worse with a large
+ * parent), and chaining setpriv + prlimit costs about 1 ms per extra exec. This
+ * helper does all of it in one cheap exec:
+ *
+ * - --cgroup PROCS: first of all, join the cgroup whose cgroup.procs file is
+ *   PROCS (writing "0" moves the caller), so nothing is forked outside it;
  * - parent-death signal SIGKILL, then a re-check that the parent is still the
  *   expected one (it may have died between fork and prctl);
  * - no_new_privs (setuid/file-capability binaries gain nothing);
- * - hard and soft rlimits (0 = leave as inherited);
+ * - hard and soft rlimits (0 = leave as inherited; never above an inherited hard limit);
  * - DROPCAPS=1: empty the capability bounding set and the ambient set, so a root
- *   command holds no capabilities after exec;
- * - --cgroup PROCS: first of all, join the cgroup whose cgroup.procs file is
- *   PROCS (writing "0" moves the caller), so nothing is forked outside it.
+ *   command holds no capabilities after exec.
  * Any failure exits 126 with a message: the command never runs half-hardened.
  *
  * --supervise runs inside a sandbox, where the gate cannot wait for the command
@@ -24,17 +24,128 @@
  * sandbox's processes (a handler, which exec resets to the default in the
  * child), and writes how the command ended to FD ("exit N" or "signal N") —
  * bwrap alone reports 128+N for both a signal death and `exit 128+N`.
+ *
+ * Built with SG_NOLIBC on x86_64 it uses raw system calls and no C library: a
+ * static glibc binary costs ~0.5 ms to exec (its start-up code), this one ~40 us,
+ * and the helper is on every command's path. Elsewhere the same logic runs over
+ * libc. Every sys_* call returns the result or -errno, as the kernel does.
  */
+
+#if defined(SG_NOLIBC) && defined(__x86_64__)
+
+typedef unsigned long size_t;
+typedef long ssize_t;
+typedef int pid_t;
+
+#define SYS_write 1
+#define SYS_close 3
+#define SYS_rt_sigaction 13
+#define SYS_rt_sigprocmask 14
+#define SYS_rt_sigreturn 15
+#define SYS_fork 57
+#define SYS_execve 59
+#define SYS_exit 60
+#define SYS_wait4 61
+#define SYS_fcntl 72
+#define SYS_getppid 110
+#define SYS_prctl 157
+#define SYS_openat 257
+#define SYS_prlimit64 302
+
+#define AT_FDCWD (-100)
+#define O_WRONLY 01
+#define O_CLOEXEC 02000000
+#define F_SETFD 2
+#define FD_CLOEXEC 1
+#define EINVAL 22
+#define EINTR 4
+#define SIGKILL 9
+#define SIGHUP 1
+#define SIGINT 2
+#define SIGQUIT 3
+#define SIGTERM 15
+#define SIG_BLOCK 0
+#define SIG_SETMASK 2
+#define SA_RESTORER 0x04000000
+#define RLIMIT_CPU 0
+#define RLIMIT_FSIZE 1
+#define RLIMIT_NPROC 6
+#define RLIMIT_NOFILE 7
+#define RLIMIT_AS 9
+#define PR_SET_PDEATHSIG 1
+#define PR_CAPBSET_DROP 24
+#define PR_SET_NO_NEW_PRIVS 38
+#define PR_CAP_AMBIENT 47
+#define PR_CAP_AMBIENT_CLEAR_ALL 4
+
+static long sys6(long n, long a, long b, long c, long d, long e, long f) {
+  long ret;
+  register long r10 __asm__("r10") = d;
+  register long r8 __asm__("r8") = e;
+  register long r9 __asm__("r9") = f;
+  __asm__ volatile("syscall"
+                   : "=a"(ret)
+                   : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                   : "rcx", "r11", "memory");
+  return ret;
+}
+
+struct rlim64 { unsigned long cur, max; };
+struct ksigaction { void (*handler)(int); unsigned long flags; void (*restorer)(void); unsigned long mask; };
+
+static long sys_write(int fd, const void *buf, size_t n) { return sys6(SYS_write, fd, (long)buf, (long)n, 0, 0, 0); }
+static long sys_close(int fd) { return sys6(SYS_close, fd, 0, 0, 0, 0, 0); }
+static long sys_open_wronly(const char *path) { return sys6(SYS_openat, AT_FDCWD, (long)path, O_WRONLY | O_CLOEXEC, 0, 0, 0); }
+static long sys_prctl(long op, long a, long b, long c, long d) { return sys6(SYS_prctl, op, a, b, c, d, 0); }
+static long sys_getppid(void) { return sys6(SYS_getppid, 0, 0, 0, 0, 0, 0); }
+static long sys_getrlimit(int res, struct rlim64 *old) { return sys6(SYS_prlimit64, 0, res, 0, (long)old, 0, 0); }
+static long sys_setrlimit(int res, const struct rlim64 *lim) { return sys6(SYS_prlimit64, 0, res, (long)lim, 0, 0, 0); }
+static long sys_execve(const char *path, char **argv, char **envp) { return sys6(SYS_execve, (long)path, (long)argv, (long)envp, 0, 0, 0); }
+static long sys_fork(void) { return sys6(SYS_fork, 0, 0, 0, 0, 0, 0); }
+static long sys_wait(pid_t pid, int *status) { return sys6(SYS_wait4, pid, (long)status, 0, 0, 0, 0); }
+static long sys_cloexec(int fd) { return sys6(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC, 0, 0, 0); }
+static __attribute__((noreturn)) void sys_exit(int code) {
+  for (;;) sys6(SYS_exit, code, 0, 0, 0, 0, 0);
+}
+
+__attribute__((naked)) static void sg_restorer(void) {
+  __asm__ volatile("mov $15, %eax\n syscall\n");
+}
+static long sys_sigaction(int sig, void (*handler)(int)) {
+  struct ksigaction act;
+  act.handler = handler;
+  act.flags = SA_RESTORER;
+  act.restorer = sg_restorer;
+  act.mask = 0;
+  return sys6(SYS_rt_sigaction, sig, (long)&act, 0, 8, 0, 0);
+}
+static long sys_sigmask(int how, unsigned long set, unsigned long *old) {
+  return sys6(SYS_rt_sigprocmask, how, (long)&set, (long)old, 8, 0, 0);
+}
+#define SIG_DEFAULT ((void (*)(int))0)
+
+static int sg_main(int argc, char **argv, char **envp);
+
+__attribute__((used, noreturn)) static void sg_start_c(long *sp) {
+  int argc = (int)sp[0];
+  char **argv = (char **)(sp + 1);
+  sys_exit(sg_main(argc, argv, argv + argc + 1));
+}
+
+__attribute__((naked, noreturn)) void _start(void) {
+  __asm__ volatile("xor %ebp, %ebp\n mov %rsp, %rdi\n and $-16, %rsp\n call sg_start_c\n ud2\n");
+}
+
+#else /* libc */
+
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #ifndef PR_CAP_AMBIENT
@@ -42,121 +153,225 @@
 #define PR_CAP_AMBIENT_CLEAR_ALL 4
 #endif
 
-static void die(const char *what) {
-  fprintf(stderr, "shellgate: cannot harden the command (%s: %s)\n", what, strerror(errno));
-  _exit(126);
+struct rlim64 { unsigned long cur, max; };
+/* The kernel's convention: the result, or -errno (evaluated once). */
+static long R(long value) { return value < 0 ? -(long)errno : value; }
+static long sys_write(int fd, const void *buf, size_t n) { return R(write(fd, buf, n)); }
+static long sys_close(int fd) { return R(close(fd)); }
+static long sys_open_wronly(const char *path) { return R(open(path, O_WRONLY | O_CLOEXEC)); }
+static long sys_prctl(long op, long a, long b, long c, long d) { return R(prctl((int)op, a, b, c, d)); }
+static long sys_getppid(void) { return getppid(); }
+static long sys_getrlimit(int res, struct rlim64 *old) {
+  struct rlimit r;
+  if (getrlimit(res, &r) != 0) return -(long)errno;
+  old->cur = r.rlim_cur;
+  old->max = r.rlim_max;
+  return 0;
+}
+static long sys_setrlimit(int res, const struct rlim64 *lim) {
+  struct rlimit r = {lim->cur, lim->max};
+  return R(setrlimit(res, &r));
+}
+static long sys_execve(const char *path, char **argv, char **envp) { return R(execve(path, argv, envp)); }
+static long sys_fork(void) { return R(fork()); }
+static long sys_wait(pid_t pid, int *status) { return R(waitpid(pid, status, 0)); }
+static long sys_cloexec(int fd) { return R(fcntl(fd, F_SETFD, FD_CLOEXEC)); }
+static __attribute__((noreturn)) void sys_exit(int code) { _exit(code); }
+static long sys_sigaction(int sig, void (*handler)(int)) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  return R(sigaction(sig, &sa, NULL));
+}
+static long sys_sigmask(int how, unsigned long set, unsigned long *old) {
+  sigset_t s, o;
+  sigemptyset(&s);
+  for (int i = 1; i < 64; i++) {
+    if (set & (1UL << (i - 1))) sigaddset(&s, i);
+  }
+  long r = R(sigprocmask(how, &s, &o));
+  if (old) {
+    *old = 0;
+    for (int i = 1; i < 64; i++) {
+      if (sigismember(&o, i) == 1) *old |= 1UL << (i - 1);
+    }
+  }
+  return r;
+}
+#define SIG_DEFAULT SIG_DFL
+
+static int sg_main(int argc, char **argv, char **envp);
+extern char **environ;
+int main(int argc, char **argv) { return sg_main(argc, argv, environ); }
+
+#endif
+
+/* -- shared logic, over sys_* only -------------------------------------------- */
+
+static size_t slen(const char *s) {
+  size_t n = 0;
+  while (s[n]) n++;
+  return n;
+}
+static int same(const char *a, const char *b) {
+  while (*a && *a == *b) { a++; b++; }
+  return *a == *b;
+}
+static void put(const char *s) { sys_write(2, s, slen(s)); }
+static void put_num(unsigned long v) {
+  char buf[24];
+  int i = 23;
+  buf[i] = 0;
+  do { buf[--i] = (char)('0' + v % 10); v /= 10; } while (v && i > 0);
+  put(buf + i);
 }
 
-static unsigned long long num(const char *s, const char *what) {
-  char *end = NULL;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || !end || *end) { errno = EINVAL; die(what); }
+static __attribute__((noreturn)) void die(const char *what, long err) {
+  put("shellgate: cannot harden the command (");
+  put(what);
+  put(": errno ");
+  put_num((unsigned long)(err < 0 ? -err : err));
+  put(")\n");
+  sys_exit(126);
+}
+
+static unsigned long num(const char *s, const char *what) {
+  unsigned long v = 0;
+  if (!*s) die(what, EINVAL);
+  for (; *s; s++) {
+    if (*s < '0' || *s > '9') die(what, EINVAL);
+    unsigned long next = v * 10 + (unsigned long)(*s - '0');
+    if (next < v) die(what, EINVAL);
+    v = next;
+  }
   return v;
 }
 
 static void limit(int resource, const char *value, const char *what) {
-  unsigned long long v = num(value, what);
+  unsigned long v = num(value, what);
   if (v == 0) return;
-  struct rlimit r = {(rlim_t)v, (rlim_t)v};
-  struct rlimit cur;
-  if (getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY && cur.rlim_max < r.rlim_max) {
-    r.rlim_cur = r.rlim_max = cur.rlim_max; /* never try to raise an inherited hard limit */
+  struct rlim64 want, cur;
+  want.cur = want.max = v;
+  cur.cur = cur.max = ~0UL;
+  if (sys_getrlimit(resource, &cur) == 0 && cur.max != ~0UL && cur.max < want.max) {
+    want.cur = want.max = cur.max; /* never try to raise an inherited hard limit */
   }
-  if (setrlimit(resource, &r) != 0) die(what);
+  long r = sys_setrlimit(resource, &want);
+  if (r < 0) die(what, r);
+}
+
+static void join_cgroup(const char *procs) {
+  long fd = sys_open_wronly(procs);
+  if (fd < 0) die("cgroup", fd);
+  long w = sys_write((int)fd, "0", 1);
+  if (w != 1) die("cgroup", w < 0 ? w : -EINVAL);
+  sys_close((int)fd);
 }
 
 static void on_signal(int sig) { (void)sig; }
 
-static int supervise(int argc, char **argv) {
-  if (argc < 5 || strcmp(argv[3], "--") != 0) {
-    fprintf(stderr, "usage: sg-exec --supervise FD -- PROGRAM ARG...\n");
+static int supervise(int argc, char **argv, char **envp) {
+  if (argc < 5 || !same(argv[3], "--")) {
+    put("usage: sg-exec --supervise FD -- PROGRAM ARG...\n");
     return 126;
   }
   int fd = (int)num(argv[2], "status fd");
-  if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) die("status fd");
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
+  long r = sys_cloexec(fd);
+  if (r < 0) die("status fd", r);
   int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
-  unsigned n = sizeof forwarded / sizeof *forwarded;
+  unsigned long block = 0;
+  for (unsigned i = 0; i < 4; i++) block |= 1UL << (forwarded[i] - 1);
   /* Blocked across fork: a signal sent between fork and exec must not reach the
-     child's inherited no-op handler and vanish; it stays pending until the
-     child has its default dispositions back, and then it acts. */
-  sigset_t block, old;
-  sigemptyset(&block);
-  for (unsigned i = 0; i < n; i++) sigaddset(&block, forwarded[i]);
-  if (sigprocmask(SIG_BLOCK, &block, &old) != 0) die("signal mask");
-  for (unsigned i = 0; i < n; i++) {
-    if (sigaction(forwarded[i], &sa, NULL) != 0) die("signal handler");
+     child's inherited no-op handler and vanish; it stays pending until the child
+     has its default dispositions back, and then it acts. */
+  unsigned long old = 0;
+  r = sys_sigmask(SIG_BLOCK, block, &old);
+  if (r < 0) die("signal mask", r);
+  for (unsigned i = 0; i < 4; i++) {
+    r = sys_sigaction(forwarded[i], on_signal);
+    if (r < 0) die("signal handler", r);
   }
-  pid_t child = fork();
-  if (child < 0) die("fork");
+  long child = sys_fork();
+  if (child < 0) die("fork", child);
   if (child == 0) {
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    for (unsigned i = 0; i < n; i++) sigaction(forwarded[i], &dfl, NULL);
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    execv(argv[4], argv + 4);
-    fprintf(stderr, "shellgate: cannot execute %s: %s\n", argv[4], strerror(errno));
-    _exit(127);
+    for (unsigned i = 0; i < 4; i++) sys_sigaction(forwarded[i], SIG_DEFAULT);
+    sys_sigmask(SIG_SETMASK, old, 0);
+    long e = sys_execve(argv[4], argv + 4, envp);
+    put("shellgate: cannot execute ");
+    put(argv[4]);
+    put(": errno ");
+    put_num((unsigned long)-e);
+    put("\n");
+    sys_exit(127);
   }
-  sigprocmask(SIG_SETMASK, &old, NULL);
+  sys_sigmask(SIG_SETMASK, old, 0);
   int status = 0;
-  while (waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) die("wait");
+  for (;;) {
+    r = sys_wait((pid_t)child, &status);
+    if (r >= 0) break;
+    if (r != -EINTR) die("wait", r);
   }
   char line[32];
-  int len, code;
-  if (WIFSIGNALED(status)) {
-    len = snprintf(line, sizeof line, "signal %d\n", WTERMSIG(status));
-    code = 128 + WTERMSIG(status);
+  int n = 0, code;
+  const char *kind;
+  unsigned long value;
+  int sig = status & 0x7f;
+  if (sig != 0 && sig != 0x7f) {
+    kind = "signal ";
+    value = (unsigned long)sig;
+    code = 128 + sig;
   } else {
-    len = snprintf(line, sizeof line, "exit %d\n", WEXITSTATUS(status));
-    code = WEXITSTATUS(status);
+    kind = "exit ";
+    value = (unsigned long)((status >> 8) & 0xff);
+    code = (int)value;
   }
-  if (write(fd, line, (size_t)len) != len) { /* the gate falls back to bwrap's code */ }
+  for (const char *k = kind; *k; k++) line[n++] = *k;
+  char digits[8];
+  int d = 0;
+  do { digits[d++] = (char)('0' + value % 10); value /= 10; } while (value);
+  while (d) line[n++] = digits[--d];
+  line[n++] = '\n';
+  sys_write(fd, line, (size_t)n); /* on failure the gate falls back to bwrap's code */
   return code;
 }
 
-static void join_cgroup(const char *procs) {
-  int fd = open(procs, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) die("cgroup");
-  if (write(fd, "0", 1) != 1) die("cgroup");
-  close(fd);
-}
-
-int main(int argc, char **argv) {
-  if (argc >= 2 && strcmp(argv[1], "--supervise") == 0) return supervise(argc, argv);
-  if (argc >= 3 && strcmp(argv[1], "--cgroup") == 0) {
+static int sg_main(int argc, char **argv, char **envp) {
+  if (argc >= 2 && same(argv[1], "--supervise")) return supervise(argc, argv, envp);
+  if (argc >= 3 && same(argv[1], "--cgroup")) {
     join_cgroup(argv[2]);
     argv[2] = argv[0];
     argv += 2;
     argc -= 2;
   }
-  if (argc < 10 || strcmp(argv[8], "--") != 0) {
-    fprintf(stderr, "usage: sg-exec PPID NOFILE NPROC CPU FSIZE AS DROPCAPS -- PROGRAM ARG...\n");
+  if (argc < 10 || !same(argv[8], "--")) {
+    put("usage: sg-exec PPID NOFILE NPROC CPU FSIZE AS DROPCAPS -- PROGRAM ARG...\n");
     return 126;
   }
-  pid_t expected = (pid_t)num(argv[1], "parent pid");
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) die("parent-death signal");
-  if (getppid() != expected) _exit(137); /* the gate died before we armed the signal */
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
+  long expected = (long)num(argv[1], "parent pid");
+  long r = sys_prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (r < 0) die("parent-death signal", r);
+  if (sys_getppid() != expected) sys_exit(137); /* the gate died before we armed the signal */
+  r = sys_prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  if (r < 0) die("no_new_privs", r);
   limit(RLIMIT_NOFILE, argv[2], "open files limit");
   limit(RLIMIT_NPROC, argv[3], "process limit");
   limit(RLIMIT_CPU, argv[4], "cpu limit");
   limit(RLIMIT_FSIZE, argv[5], "file size limit");
   limit(RLIMIT_AS, argv[6], "address space limit");
-  if (strcmp(argv[7], "1") == 0) {
+  if (same(argv[7], "1")) {
     for (int cap = 0; cap < 64; cap++) {
-      if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) die("capability bounding set");
+      r = sys_prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+      if (r < 0 && r != -EINVAL) die("capability bounding set", r);
     }
-    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) die("ambient capabilities");
+    r = sys_prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    if (r < 0 && r != -EINVAL) die("ambient capabilities", r);
   }
-  execv(argv[9], argv + 9);
-  fprintf(stderr, "shellgate: cannot execute %s: %s\n", argv[9], strerror(errno));
+  long e = sys_execve(argv[9], argv + 9, envp);
+  put("shellgate: cannot execute ");
+  put(argv[9]);
+  put(": errno ");
+  put_num((unsigned long)-e);
+  put("\n");
   return 127;
 }
