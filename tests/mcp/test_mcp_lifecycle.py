@@ -101,20 +101,22 @@ def test_sigterm_stops_tasks_and_removes_spill_files(tmp_path: Path) -> None:
         assert list(spill_parent.iterdir()) == []
 
 
+def start_call(server: RawServer, request_id: int, command: str) -> None:
+    """Send a foreground bash call without waiting for its answer."""
+    server.send(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": "bash", "arguments": {"command": command, "description": "long"}},
+        }
+    )
+
+
 def test_eof_during_a_foreground_call_stops_it(tmp_path: Path) -> None:
     with RawServer(write_config(tmp_path)) as server:
         server.initialize()
-        server.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 2,
-                "method": "tools/call",
-                "params": {
-                    "name": "bash",
-                    "arguments": {"command": "sleep 308.5", "description": "long"},
-                },
-            }
-        )
+        start_call(server, 2, "sleep 308.5")
         assert wait_until(lambda: bool(pids_with_arg("sleep 308.5")))
         server.close_stdin()
         assert server.wait(timeout_s=15) == 0
@@ -164,17 +166,7 @@ async def test_in_process_run_closes_the_gate_at_eof(tmp_path: Path) -> None:
 def test_calls_run_concurrently_and_a_cancelled_call_stops_its_process(tmp_path: Path) -> None:
     with RawServer(write_config(tmp_path)) as server:
         server.initialize()
-        server.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 2,
-                "method": "tools/call",
-                "params": {
-                    "name": "bash",
-                    "arguments": {"command": "sleep 311.5", "description": "long"},
-                },
-            }
-        )
+        start_call(server, 2, "sleep 311.5")
         assert wait_until(lambda: bool(pids_with_arg("sleep 311.5")))
         # a long foreground call does not hold up the next one
         text, _ = call_text(server.call(3, "bash", {"command": "echo hi", "description": "d"}))

@@ -269,6 +269,17 @@ static void join_cgroup(const char *procs) {
   sys_close((int)fd);
 }
 
+/* Exec the command; only returns (127, after saying why) if the exec failed. */
+static int run_command(char **argv, char **envp) {
+  long e = sys_execve(argv[0], argv, envp);
+  put("shellgate: cannot execute ");
+  put(argv[0]);
+  put(": errno ");
+  put_num((unsigned long)-e);
+  put("\n");
+  return 127;
+}
+
 static void on_signal(int sig) { (void)sig; }
 
 static int supervise(int argc, char **argv, char **envp) {
@@ -297,13 +308,7 @@ static int supervise(int argc, char **argv, char **envp) {
   if (child == 0) {
     for (unsigned i = 0; i < 4; i++) sys_sigaction(forwarded[i], SIG_DEFAULT);
     sys_sigmask(SIG_SETMASK, old, 0);
-    long e = sys_execve(argv[4], argv + 4, envp);
-    put("shellgate: cannot execute ");
-    put(argv[4]);
-    put(": errno ");
-    put_num((unsigned long)-e);
-    put("\n");
-    sys_exit(127);
+    sys_exit(run_command(argv + 4, envp));
   }
   sys_sigmask(SIG_SETMASK, old, 0);
   int status = 0;
@@ -367,11 +372,5 @@ static int sg_main(int argc, char **argv, char **envp) {
     r = sys_prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
     if (r < 0 && r != -EINVAL) die("ambient capabilities", r);
   }
-  long e = sys_execve(argv[9], argv + 9, envp);
-  put("shellgate: cannot execute ");
-  put(argv[9]);
-  put(": errno ");
-  put_num((unsigned long)-e);
-  put("\n");
-  return 127;
+  return run_command(argv + 9, envp);
 }
