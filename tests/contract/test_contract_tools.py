@@ -1,6 +1,8 @@
 """The tools.md contract, through the real gate, on every executor.
 
-Each test runs once per executor kind; the bwrap runs need a working bubblewrap
+Each test runs once per executor kind — and once more for the local executor on
+its fallback hardening (``setpriv`` + ``prlimit`` + ``Popen``, used where the
+``sg-exec`` helper could not be built); the bwrap runs need a working bubblewrap
 (CI installs it). Every command is approved (AllowApprover) so these tests see
 the executor's behaviour, not the policy's.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ from tests.conftest import pids_with_arg, wait_until
 
 KINDS = [
     pytest.param("local", id="local"),
+    pytest.param("local-setpriv", id="local-setpriv"),
     pytest.param(
         "bwrap",
         id="bwrap",
@@ -34,9 +38,18 @@ KINDS = [
 ]
 
 
+def use_variant(variant: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The executor kind of a test variant, with its hardening selected."""
+    if variant == "local-setpriv":
+        # As on a host where the helper was not built: detection falls back.
+        monkeypatch.setattr("shellgate.executors._hardening.HELPER", Path("/nonexistent/sg-exec"))
+        return "local"
+    return variant
+
+
 @pytest.fixture(params=KINDS)
-def kind(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+def kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    return use_variant(str(request.param), monkeypatch)
 
 
 @pytest.fixture
@@ -263,21 +276,50 @@ async def _read_until(gate: Any, task_id: str, done: Any, timeout_s: float = 10)
         await asyncio.sleep(0.05)
 
 
-def test_hardening_applies_in_children(tmp_path: Path) -> None:
-    """no_new_privs and the rlimits reach the command (checked from inside)."""
-    from shellgate.approval import AllowApprover
-    from shellgate.gate import SyncGate
-    from tests.conftest import make_config
-
-    cfg = make_config(tmp_path, executor={"limits": {"open_files": 321}})
-    with SyncGate(cfg, approver=AllowApprover()) as gate:
-        result = gate.call(
-            "bash", {"command": "ulimit -n; grep NoNewPrivs /proc/self/status", "description": "t"}
-        )
+async def test_hardening_applies_in_children(open_gate: Any, kind: str) -> None:
+    """no_new_privs and the rlimits reach the command."""
+    gate = await open_gate(executor={"kind": kind, "limits": {"open_files": 321}})
+    result = await bash(gate, "ulimit -n; grep NoNewPrivs /proc/self/status")
     assert result.text == "321\nNoNewPrivs:\t1\n"
-    if os.geteuid() == 0:
-        with SyncGate(cfg, approver=AllowApprover()) as gate:
-            caps = gate.call(
-                "bash", {"command": "grep CapBnd /proc/self/status", "description": "t"}
-            )
-        assert caps.text == "CapBnd:\t0000000000000000\n"
+
+
+@pytest.mark.parametrize("variant", ["local", "local-setpriv"])
+async def test_parent_death_signal_is_armed_locally(
+    open_gate: Any, variant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The local command itself carries SIGKILL as its parent-death signal.
+
+    (Under bwrap, ``--die-with-parent`` and the PID namespace do this job.)
+    """
+    gate = await open_gate(executor={"kind": use_variant(variant, monkeypatch)})
+    # bash execs python: the signal armed by the hardening prefix survives exec.
+    probe = f"exec {sys.executable} -c 'import prctl; print(prctl.get_pdeathsig())'"
+    result = await bash(gate, probe)
+    assert result.text == "9\n"
+
+
+async def test_capability_bounding_set_is_empty_under_root(open_gate: Any, kind: str) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the bounding set is dropped only when the gate runs as root")
+    gate = await open_gate(executor={"kind": kind})
+    caps = await bash(gate, "grep CapBnd /proc/self/status")
+    assert caps.text == "CapBnd:\t0000000000000000\n"
+
+
+async def test_inherited_descriptors_do_not_reach_the_command(open_gate: Any, kind: str) -> None:
+    """A descriptor the host left inheritable (no close-on-exec) stays out of the command."""
+    gate = await open_gate(executor={"kind": kind})
+    fd = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.set_inheritable(fd, True)
+        result = await bash(gate, f"[ -e /proc/self/fd/{fd} ] && echo leaked || echo closed")
+    finally:
+        os.close(fd)
+    assert result.text == "closed\n"
+
+
+async def test_command_runs_in_the_workdir(open_gate: Any, kind: str, tmp_path: Path) -> None:
+    gate = await open_gate(executor={"kind": kind})
+    (tmp_path / "ws" / "sub dir").mkdir()
+    result = await bash(gate, "pwd", workdir="sub dir")
+    assert result.text == f"{os.path.realpath(tmp_path / 'ws' / 'sub dir')}\n"

@@ -73,13 +73,25 @@ class Hardening:
             )
         return cls("setpriv", None, setpriv, prlimit)
 
+    @property
+    def enters_workdir(self) -> bool:
+        """Whether :meth:`prefix` can enter the workdir and close inherited fds."""
+        return self.helper is not None
+
     def prefix(
-        self, limits: Limits, *, drop_caps: bool, cgroup_procs: str | None = None
+        self,
+        limits: Limits,
+        *,
+        drop_caps: bool,
+        cgroup_procs: str | None = None,
+        workdir: str | None = None,
     ) -> list[str]:
         """argv prefix that applies pdeathsig, no_new_privs, rlimits (and caps).
 
         ``cgroup_procs``: join that cgroup before anything else (and so before any
-        descendant can be forked outside it).
+        descendant can be forked outside it). ``workdir`` (only where
+        :attr:`enters_workdir`): enter it and close every descriptor above stderr,
+        so the spawn itself needs neither.
         """
         nums = [
             limits.open_files,
@@ -90,9 +102,11 @@ class Hardening:
         ]
         if self.helper is not None:
             join = ["--cgroup", cgroup_procs] if cgroup_procs is not None else []
+            enter = ["--chdir", workdir, "--close-fds"] if workdir is not None else []
             return [
                 self.helper,
                 *join,
+                *enter,
                 str(os.getpid()),
                 *map(str, nums),
                 "1" if drop_caps else "0",
@@ -100,6 +114,7 @@ class Hardening:
             ]
         assert self.setpriv is not None
         assert self.prlimit is not None
+        assert workdir is None, "setpriv cannot enter a workdir; check enters_workdir"
         caps = ["--bounding-set", "-all", "--inh-caps", "-all", "--ambient-caps", "-all"]
         trampoline = (
             ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', cgroup_procs]

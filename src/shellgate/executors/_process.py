@@ -77,6 +77,18 @@ def _carries(pid: int, marker: bytes) -> bool | None:
     return marker in raw.split(b"\0")
 
 
+_WALL = 0x40000000  # __WALL: every child, whatever signal it reports its exit with
+
+
+def _has_children() -> bool:
+    """Whether this process has any child at all, alive or zombie (one system call)."""
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT | _WALL)
+    except ChildProcessError:
+        return False
+    return True
+
+
 def group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
@@ -96,6 +108,99 @@ _READ_BYTES = 1024 * 1024  # per pipe read
 _PIPE_BYTES = 1024 * 1024  # pipe capacity we ask for
 
 
+class _Child:
+    """A spawned leader: its pid, our read ends of its pipes, and how to reap it.
+
+    Spawned by ``posix_spawn`` when the argv's helper enters the working
+    directory and closes inherited descriptors itself (the fast path: no Python
+    between fork and exec, the environment encoded in C), else by ``Popen``.
+    """
+
+    def __init__(
+        self, pid: int, fds: tuple[int, int], popen: subprocess.Popen[bytes] | None
+    ) -> None:
+        self.pid = pid
+        self.fds = fds
+        self.popen = popen
+        self.returncode: int | None = None
+
+    def reap(self) -> None:
+        """Collect the exit status; called once the pidfd said the leader exited."""
+        if self.popen is not None:
+            self.returncode = self.popen.wait()
+            return
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:  # reaped behind our back (a host's SIGCHLD handler)
+            self.returncode = 0  # what Popen reports then, too
+            return
+        self.returncode = os.waitstatus_to_exitcode(status)
+
+    def kill(self) -> None:
+        """SIGKILL and reap (a failure right after the spawn)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        self.reap()
+
+
+def _spawn_child(
+    argv: Sequence[str],
+    *,
+    cwd: str | None,
+    env: dict[str, str],
+    pass_fds: Sequence[int],
+) -> _Child:
+    """Start ``argv`` in a new session, stdin ``/dev/null``, stdout/stderr piped.
+
+    ``cwd=None`` means the argv enters the working directory and closes every
+    inherited descriptor itself (``sg-exec --chdir --close-fds``): then
+    ``posix_spawn`` is safe and cheaper. Our read ends are close-on-exec.
+    """
+    out_r, out_w = os.pipe2(os.O_CLOEXEC)
+    err_r, err_w = os.pipe2(os.O_CLOEXEC)
+    try:
+        if cwd is None and not pass_fds:
+            pid = os.posix_spawn(
+                argv[0],
+                list(argv),
+                env,
+                file_actions=[
+                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                    (os.POSIX_SPAWN_DUP2, out_w, 1),
+                    (os.POSIX_SPAWN_DUP2, err_w, 2),
+                ],
+                setsid=True,
+                # Python ignores SIGPIPE and SIGXFSZ; ignored dispositions survive
+                # exec, so reset them (as Popen's restore_signals does), and clear
+                # any mask a host thread may have set.
+                setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
+                setsigmask=(),
+            )
+            child = _Child(pid, (out_r, err_r), None)
+        else:
+            popen = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.DEVNULL,
+                stdout=out_w,
+                stderr=err_w,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+                pass_fds=tuple(pass_fds),
+                close_fds=True,
+                bufsize=0,
+            )
+            child = _Child(popen.pid, (out_r, err_r), popen)
+    except BaseException:
+        os.close(out_r)
+        os.close(err_r)
+        raise
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+    return child
+
+
 class _Watch:
     """Leader exit (a pidfd) and the two pipes, read straight from the event loop.
 
@@ -106,20 +211,15 @@ class _Watch:
     exits; reaping it is then a non-blocking ``waitpid``.
     """
 
-    def __init__(
-        self, popen: subprocess.Popen[bytes], stdout: StreamBuffer, stderr: StreamBuffer
-    ) -> None:
+    def __init__(self, child: _Child, stdout: StreamBuffer, stderr: StreamBuffer) -> None:
         self.loop = asyncio.get_running_loop()
-        self.popen = popen
+        self.child = child
         self.exited: asyncio.Future[None] = self.loop.create_future()
         self.eof: dict[int, asyncio.Future[None]] = {}
         self._fds: list[int] = []
-        self._pidfd = os.pidfd_open(popen.pid)
+        self._pidfd = os.pidfd_open(child.pid)
         self.loop.add_reader(self._pidfd, self._on_exit)
-        assert popen.stdout is not None
-        assert popen.stderr is not None
-        for pipe, buf in ((popen.stdout, stdout), (popen.stderr, stderr)):
-            fd = pipe.fileno()
+        for fd, buf in zip(child.fds, (stdout, stderr), strict=True):
             os.set_blocking(fd, False)
             # A 1 MiB pipe (the default limit for any user) means 16x fewer
             # wake-ups on a flood of output; best effort, the default still works.
@@ -134,7 +234,7 @@ class _Watch:
         self.loop.remove_reader(self._pidfd)
         os.close(self._pidfd)
         self._pidfd = -1
-        self.popen.wait()  # the pidfd said it exited: this reaps without blocking
+        self.child.reap()  # the pidfd said it exited: this reaps without blocking
         if not self.exited.done():
             self.exited.set_result(None)
 
@@ -157,9 +257,8 @@ class _Watch:
         """Stop reading and close our pipe ends (the group is already stopped)."""
         for fd in self._fds:
             self.loop.remove_reader(fd)
-        for pipe in (self.popen.stdout, self.popen.stderr):
-            if pipe is not None:
-                pipe.close()
+            os.close(fd)
+        self._fds = []
         if self._pidfd >= 0:
             self.loop.remove_reader(self._pidfd)
             os.close(self._pidfd)
@@ -170,7 +269,7 @@ class _Watch:
 class Proc:
     """One spawned command: its leader, its group, its pipes and its escapees."""
 
-    popen: subprocess.Popen[bytes]
+    child: _Child
     watch: _Watch
     stdout: StreamBuffer
     stderr: StreamBuffer
@@ -183,18 +282,18 @@ class Proc:
 
     @property
     def pid(self) -> int:
-        return self.popen.pid
+        return self.child.pid
 
     @property
     def returncode(self) -> int | None:
-        return self.popen.returncode
+        return self.child.returncode
 
     @classmethod
     async def spawn(
         cls,
         argv: Sequence[str],
         *,
-        cwd: str,
+        cwd: str | None,
         env: dict[str, str],
         pass_fds: Sequence[int],
         stdout: StreamBuffer,
@@ -202,27 +301,18 @@ class Proc:
         call_id: str,
         term_depth: int = 0,
     ) -> Proc:
+        """Start ``argv``; ``cwd=None``: the argv enters the workdir itself (fast path)."""
         # Spawned on the loop's thread: the parent-death signal follows this thread.
-        popen = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,
-            pass_fds=tuple(pass_fds),
-            close_fds=True,
-            bufsize=0,
-        )
+        child = _spawn_child(argv, cwd=cwd, env=env, pass_fds=pass_fds)
         try:
-            watch = _Watch(popen, stdout, stderr)
+            watch = _Watch(child, stdout, stderr)
         except BaseException:
-            popen.kill()
-            popen.wait()
+            child.kill()
+            for fd in child.fds:
+                os.close(fd)
             raise
         return cls(
-            popen=popen,
+            child=child,
             watch=watch,
             stdout=stdout,
             stderr=stderr,
@@ -285,6 +375,12 @@ class Proc:
 
     def leftovers(self) -> bool:
         """Whether anything of this call is still alive (group members or escapees)."""
+        if not _has_children():
+            # Every process of a call descends from the gate (orphans are
+            # reparented to it, the subreaper): no children, nothing left.
+            self.escapees.clear()
+            self.unsure = False
+            return False
         gate_children = _children(os.getpid())
         if len(gate_children) > 1 or (gate_children and gate_children[0] != self.pid):
             self._reap_orphans(gate_children)

@@ -172,7 +172,7 @@ class Executor(ABC):
         try:
             proc = await Proc.spawn(
                 plan.argv,
-                cwd=str(spec.cwd),
+                cwd=None if plan.enters_workdir else str(spec.cwd),
                 env=spec.env,
                 pass_fds=plan.pass_fds,
                 stdout=stdout,
@@ -180,10 +180,11 @@ class Executor(ABC):
                 call_id=spec.call_id,
                 term_depth=plan.term_depth,
             )
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: an environment name with '='
             if plan.cleanup is not None:
                 plan.cleanup()
-            raise ExecutionError(f"cannot start the command: {exc.strerror or exc}") from exc
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise ExecutionError(f"cannot start the command: {reason}") from exc
         finally:
             for fd in plan.close_after_spawn:
                 os.close(fd)

@@ -14,5 +14,8 @@ class LocalExecutor(Executor):
 
     def _spawn_plan(self, spec: ExecSpec) -> SpawnPlan:
         drop = self.config.executor.drop_capabilities and os.geteuid() == 0
-        prefix = self.hardening.prefix(spec.limits, drop_caps=drop)
-        return SpawnPlan(argv=[*prefix, *shell_argv(spec)])
+        fast = self.hardening.enters_workdir
+        prefix = self.hardening.prefix(
+            spec.limits, drop_caps=drop, workdir=str(spec.cwd) if fast else None
+        )
+        return SpawnPlan(argv=[*prefix, *shell_argv(spec)], enters_workdir=fast)

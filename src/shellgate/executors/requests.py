@@ -59,9 +59,13 @@ class SpawnPlan:
     read end of a pipe on which a supervisor inside reports how the command
     really ended (``exit N`` / ``signal N``); the executor closes it in
     ``cleanup``. ``close_after_spawn`` are the gate's copies of fds passed down.
+    ``enters_workdir``: the argv itself enters the working directory and closes
+    every inherited descriptor (``sg-exec --chdir --close-fds``), so the executor
+    may spawn with ``posix_spawn``, which has neither a cwd nor close_fds.
     """
 
     argv: list[str]
+    enters_workdir: bool = False
     pass_fds: tuple[int, ...] = ()
     cleanup: Callable[[], None] | None = None
     term_depth: int = 0

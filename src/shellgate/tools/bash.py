@@ -214,10 +214,12 @@ class BashCall:
         return self._result(render.run_result(result), False, "ok", result)
 
     async def _run_foreground(self, executor: Executor, request: ExecRequest) -> RunResult:
-        job = asyncio.ensure_future(executor.run(request))
         if self.abort is None:
-            result: RunResult = await job
-            return result
+            # No abort event: a cancellation of our caller reaches ``run`` directly,
+            # and it stops the command before re-raising. (No task: one loop turn
+            # less before the spawn.)
+            return await executor.run(request)
+        job = asyncio.ensure_future(executor.run(request))
         stop = asyncio.ensure_future(self.abort.wait())
         try:
             await asyncio.wait([job, stop], return_when=asyncio.FIRST_COMPLETED)

@@ -1,7 +1,8 @@
 /*
  * sg-exec: apply shellgate's child-side hardening, then exec the command.
  *
- *   sg-exec [--cgroup PROCS] PARENT_PID NOFILE NPROC CPU_S FSIZE AS DROPCAPS -- PROGRAM ARG...
+ *   sg-exec [--cgroup PROCS] [--chdir DIR] [--close-fds]
+ *           PARENT_PID NOFILE NPROC CPU_S FSIZE AS DROPCAPS -- PROGRAM ARG...
  *   sg-exec --supervise FD -- PROGRAM ARG...
  *
  * Why a helper at all: CPython's fast spawn path (vfork) is lost as soon as a
@@ -13,6 +14,11 @@
  *   PROCS (writing "0" moves the caller), so nothing is forked outside it;
  * - parent-death signal SIGKILL, then a re-check that the parent is still the
  *   expected one (it may have died between fork and prctl);
+ * - --chdir DIR: enter the working directory, and --close-fds: close every
+ *   descriptor above stderr (close_range, or one by one below the open-files
+ *   limit on kernels before 5.9). Together they let the gate spawn with
+ *   posix_spawn, which has neither a cwd nor close_fds of its own and is about
+ *   75 us cheaper a call than subprocess.Popen;
  * - no_new_privs (setuid/file-capability binaries gain nothing);
  * - hard and soft rlimits (0 = leave as inherited; never above an inherited hard limit);
  * - DROPCAPS=1: empty the capability bounding set and the ambient set, so a root
@@ -47,10 +53,12 @@ typedef int pid_t;
 #define SYS_exit 60
 #define SYS_wait4 61
 #define SYS_fcntl 72
+#define SYS_chdir 80
 #define SYS_getppid 110
 #define SYS_prctl 157
 #define SYS_openat 257
 #define SYS_prlimit64 302
+#define SYS_close_range 436
 
 #define AT_FDCWD (-100)
 #define O_WRONLY 01
@@ -59,6 +67,7 @@ typedef int pid_t;
 #define FD_CLOEXEC 1
 #define EINVAL 22
 #define EINTR 4
+#define ENOSYS 38
 #define SIGKILL 9
 #define SIGHUP 1
 #define SIGINT 2
@@ -104,6 +113,8 @@ static long sys_execve(const char *path, char **argv, char **envp) { return sys6
 static long sys_fork(void) { return sys6(SYS_fork, 0, 0, 0, 0, 0, 0); }
 static long sys_wait(pid_t pid, int *status) { return sys6(SYS_wait4, pid, (long)status, 0, 0, 0, 0); }
 static long sys_cloexec(int fd) { return sys6(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC, 0, 0, 0); }
+static long sys_chdir(const char *path) { return sys6(SYS_chdir, (long)path, 0, 0, 0, 0, 0); }
+static long sys_close_range(unsigned first) { return sys6(SYS_close_range, first, ~0U, 0, 0, 0, 0); }
 static __attribute__((noreturn)) void sys_exit(int code) {
   for (;;) sys6(SYS_exit, code, 0, 0, 0, 0, 0);
 }
@@ -145,6 +156,7 @@ __attribute__((naked, noreturn)) void _start(void) {
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -176,6 +188,15 @@ static long sys_execve(const char *path, char **argv, char **envp) { return R(ex
 static long sys_fork(void) { return R(fork()); }
 static long sys_wait(pid_t pid, int *status) { return R(waitpid(pid, status, 0)); }
 static long sys_cloexec(int fd) { return R(fcntl(fd, F_SETFD, FD_CLOEXEC)); }
+static long sys_chdir(const char *path) { return R(chdir(path)); }
+static long sys_close_range(unsigned first) {
+#ifdef SYS_close_range
+  return R(syscall(SYS_close_range, first, ~0U, 0));
+#else
+  (void)first;
+  return -ENOSYS;
+#endif
+}
 static __attribute__((noreturn)) void sys_exit(int code) { _exit(code); }
 static long sys_sigaction(int sig, void (*handler)(int)) {
   struct sigaction sa;
@@ -269,6 +290,19 @@ static void join_cgroup(const char *procs) {
   sys_close((int)fd);
 }
 
+/* Close every descriptor from 3 up: what the gate process holds open without
+   close-on-exec (a host's sockets, say) must not reach the command. */
+static void close_inherited(void) {
+  long r = sys_close_range(3);
+  if (r == 0) return;
+  if (r != -ENOSYS && r != -EINVAL) die("close descriptors", r);
+  struct rlim64 cur;
+  cur.cur = cur.max = 0;
+  r = sys_getrlimit(RLIMIT_NOFILE, &cur);
+  if (r < 0) die("close descriptors", r);
+  for (unsigned long fd = 3; fd < cur.cur; fd++) sys_close((int)fd);
+}
+
 /* Exec the command; only returns (127, after saying why) if the exec failed. */
 static int run_command(char **argv, char **envp) {
   long e = sys_execve(argv[0], argv, envp);
@@ -343,20 +377,48 @@ static int supervise(int argc, char **argv, char **envp) {
 
 static int sg_main(int argc, char **argv, char **envp) {
   if (argc >= 2 && same(argv[1], "--supervise")) return supervise(argc, argv, envp);
-  if (argc >= 3 && same(argv[1], "--cgroup")) {
-    join_cgroup(argv[2]);
+  const char *cgroup = 0, *dir = 0;
+  int close_fds = 0;
+  for (;;) {
+    if (argc >= 3 && same(argv[1], "--cgroup")) {
+      cgroup = argv[2];
+    } else if (argc >= 3 && same(argv[1], "--chdir")) {
+      dir = argv[2];
+    } else if (argc >= 2 && same(argv[1], "--close-fds")) {
+      close_fds = 1;
+      argv[1] = argv[0];
+      argv += 1;
+      argc -= 1;
+      continue;
+    } else {
+      break;
+    }
     argv[2] = argv[0];
     argv += 2;
     argc -= 2;
   }
   if (argc < 10 || !same(argv[8], "--")) {
-    put("usage: sg-exec PPID NOFILE NPROC CPU FSIZE AS DROPCAPS -- PROGRAM ARG...\n");
+    put("usage: sg-exec [--cgroup PROCS] [--chdir DIR] [--close-fds] "
+        "PPID NOFILE NPROC CPU FSIZE AS DROPCAPS -- PROGRAM ARG...\n");
     return 126;
   }
+  if (cgroup) join_cgroup(cgroup); /* before anything can fork outside it */
   long expected = (long)num(argv[1], "parent pid");
   long r = sys_prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   if (r < 0) die("parent-death signal", r);
   if (sys_getppid() != expected) sys_exit(137); /* the gate died before we armed the signal */
+  if (dir) {
+    r = sys_chdir(dir);
+    if (r < 0) {
+      put("shellgate: cannot enter the working directory ");
+      put(dir);
+      put(": errno ");
+      put_num((unsigned long)-r);
+      put("\n");
+      sys_exit(126);
+    }
+  }
+  if (close_fds) close_inherited();
   r = sys_prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   if (r < 0) die("no_new_privs", r);
   limit(RLIMIT_NOFILE, argv[2], "open files limit");
