@@ -9,8 +9,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shellgate.audit import GENESIS, MAX_RECORD_BYTES, AuditLog, canonical, record_hash, verify
+from shellgate.audit._chain import sealed
 from shellgate.errors import AuditError
 
 
@@ -295,3 +298,20 @@ def test_public_names_match_all() -> None:
     public = {name for name in vars(audit) if not name.startswith("_")}
     modules = {"log", "reader"}  # submodules, not API
     assert set(audit.__all__) == public - modules - {"annotations"}
+
+
+_json_scalars = st.none() | st.booleans() | st.integers() | st.text() | st.floats(allow_nan=False, allow_infinity=False)
+_json = st.recursive(
+    _json_scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(record=st.dictionaries(st.text(max_size=10).filter(lambda k: k != "hash"), _json, max_size=12))
+@settings(max_examples=300)
+def test_sealed_line_is_the_canonical_line_with_its_hash(record: dict[str, object]) -> None:
+    """The writer's one-pass splice equals the verifier's definition on any record."""
+    line, digest = sealed(record)
+    assert digest == record_hash(record)
+    assert line == canonical({**record, "hash": digest})

@@ -35,17 +35,47 @@ MAX_RECORD_BYTES = 1024 * 1024
 MAX_DEPTH = 32
 
 
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+
+
 def canonical(record: Mapping[str, Any]) -> bytes:
-    """The one serialisation used for writing, hashing and verifying."""
-    return json.dumps(
-        record, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode("utf-8")
+    """The one serialisation used for writing, hashing and verifying.
+
+    Keys sorted, no whitespace, UTF-8, no NaN/Infinity (one shared encoder:
+    ``json.dumps`` would build a new one for every call).
+    """
+    return _ENCODER.encode(record).encode("utf-8")
 
 
 def record_hash(record: Mapping[str, Any]) -> str:
     """SHA-256 hex of the canonical JSON of ``record`` without its ``hash`` key."""
     body = {key: value for key, value in record.items() if key != "hash"}
     return hashlib.sha256(canonical(body)).hexdigest()
+
+
+def _members(record: Mapping[str, Any]) -> str:
+    """The canonical JSON of ``record`` without its braces ("" when empty)."""
+    return canonical(record)[1:-1].decode("utf-8") if record else ""
+
+
+def sealed(record: Mapping[str, Any]) -> tuple[bytes, str]:
+    """``(canonical(record + hash), hash)`` for a record without ``hash``, in one pass.
+
+    The hash covers the canonical JSON of the record; the written line is the
+    same JSON with ``"hash"`` in its sorted place. Sorted, compact JSON of an
+    object is its members joined by commas, so the members before ``"hash"``
+    and those after it are serialised once each and the line is spliced, rather
+    than serialising the whole record twice (equal to :func:`canonical` by
+    construction; ``tests/audit`` checks it on random records).
+    """
+    head = _members({k: v for k, v in record.items() if k < "hash"})
+    tail = _members({k: v for k, v in record.items() if k > "hash"})
+    body = ",".join(part for part in (head, tail) if part)
+    digest = hashlib.sha256(("{" + body + "}").encode("utf-8")).hexdigest()
+    line = ",".join(part for part in (head, f'"hash":"{digest}"', tail) if part)
+    return ("{" + line + "}").encode("utf-8"), digest
 
 
 def plain(value: object, where: str = "record", depth: int = 0) -> object:
@@ -66,11 +96,17 @@ def _where(path: tuple[object, ...]) -> str:
     return out
 
 
+_FORBIDDEN_LENGTHS = frozenset(len(key) for key in FORBIDDEN_KEYS)
+
+
 def _plain(value: object, path: tuple[object, ...], depth: int) -> object:
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value  # the common case first, by exact type: records are mostly these
     if depth > MAX_DEPTH:
         raise AuditError(f"audit record nested deeper than {MAX_DEPTH} levels at {_where(path)}")
+    if isinstance(value, (bool, int, str)):
+        return value
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             raise AuditError(f"audit record field {_where(path)} is {value!r}, not a JSON number")
@@ -82,15 +118,24 @@ def _plain(value: object, path: tuple[object, ...], depth: int) -> object:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise AuditError(f"audit record key {key!r} at {_where(path)} is not a string")
-            if key.lower() in FORBIDDEN_KEYS:
+            if len(key) in _FORBIDDEN_LENGTHS and key.lower() in FORBIDDEN_KEYS:
                 raise AuditError(
                     f"audit record field {_where((*path, key))} would hold environment values, "
                     "which are never written to the audit log"
                 )
-            out[key] = _plain(item, (*path, key), depth + 1)
+            kind = type(item)
+            if kind is str or kind is int or kind is bool or item is None:
+                out[key] = item  # inline: no frame and no path tuple per scalar field
+            else:
+                out[key] = _plain(item, (*path, key), depth + 1)
         return out
     if isinstance(value, (list, tuple)):
-        return [_plain(item, (*path, i), depth + 1) for i, item in enumerate(value)]
+        return [
+            item
+            if type(item) is str or type(item) is int or type(item) is bool or item is None
+            else _plain(item, (*path, i), depth + 1)
+            for i, item in enumerate(value)
+        ]
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         return _plain(dump(mode="json"), path, depth)

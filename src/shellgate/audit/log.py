@@ -34,6 +34,7 @@ from shellgate.audit._chain import (
     canonical,
     plain,
     record_hash,
+    sealed,
 )
 from shellgate.errors import AuditError
 
@@ -171,8 +172,8 @@ class AuditLog:
 
     def _chain(self, body: dict[str, object]) -> tuple[bytes, str]:
         full = dict(body, seq=self._seq + 1, time=utc_now(), prev=self._prev)
-        digest = full["hash"] = record_hash(full)
-        line = canonical(full) + b"\n"
+        sealed_line, digest = sealed(full)
+        line = sealed_line + b"\n"
         if len(line) > MAX_RECORD_BYTES:
             raise AuditError(
                 f"audit record is {len(line)} bytes, over the {MAX_RECORD_BYTES}-byte limit"
