@@ -104,7 +104,7 @@ def _signal_pid(pid: int, sig: int) -> None:
         os.kill(pid, sig)
 
 
-_READ_BYTES = 1024 * 1024  # per pipe read
+_READ_BYTES = 64 * 1024  # per pipe read (see _on_readable)
 _PIPE_BYTES = 1024 * 1024  # pipe capacity we ask for
 
 
@@ -239,6 +239,9 @@ class _Watch:
             self.exited.set_result(None)
 
     def _on_readable(self, fd: int, buf: StreamBuffer, done: asyncio.Future[None]) -> None:
+        # 64 KiB reads: a larger os.read allocates past glibc's mmap/trim thresholds
+        # and page-faults its buffer in on every call (1 MiB reads made a 1 GiB
+        # stream 60 % slower). The 1 MiB pipe still lets a writer run ahead.
         try:
             data = os.read(fd, _READ_BYTES)
         except BlockingIOError:
