@@ -11,7 +11,6 @@ import errno
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -64,33 +63,26 @@ def test_close_fds_closes_inherited_descriptors() -> None:
     assert closed.stdout == "closed\n"
 
 
-def _without_close_range() -> Callable[[], None]:
-    """A preexec hook: close_range answers ENOSYS, as on kernels before 5.9."""
-
-    def install() -> None:
-        import pyseccomp as seccomp
-
-        filt = seccomp.SyscallFilter(seccomp.ALLOW)
-        filt.add_rule(seccomp.ERRNO(errno.ENOSYS), "close_range")
-        filt.load()
-
-    return install
+#: Run argv[1:] with close_range answering ENOSYS, as on kernels before 5.9: the
+#: seccomp filter is installed, then kept across the exec (no preexec_fn needed).
+WITHOUT_CLOSE_RANGE = [
+    sys.executable,
+    "-c",
+    "import errno, os, sys, pyseccomp as s; f = s.SyscallFilter(s.ALLOW); "
+    "f.add_rule(s.ERRNO(errno.ENOSYS), 'close_range'); f.load(); os.execv(sys.argv[1], sys.argv[1:])",
+]
 
 
 def test_close_fds_falls_back_without_close_range() -> None:
     # First, that the filter really takes close_range away (436 on every 64-bit arch).
     check = "import ctypes; c = ctypes.CDLL(None, use_errno=True); " \
         "print(c.syscall(436, 1000, 1000, 0), ctypes.get_errno())"
-    probed = run([sys.executable, "-c", check], preexec_fn=_without_close_range())
+    probed = run([*WITHOUT_CLOSE_RANGE, sys.executable, "-c", check])
     assert probed.stdout == f"-1 {errno.ENOSYS}\n"
     fd = _leaky_fd()
     try:
         probe = f"[ -e /proc/self/fd/{fd} ] && echo open || echo closed"
-        done = run(
-            helper("--close-fds", script=probe),
-            close_fds=False,
-            preexec_fn=_without_close_range(),
-        )
+        done = run([*WITHOUT_CLOSE_RANGE, *helper("--close-fds", script=probe)], close_fds=False)
     finally:
         os.close(fd)
     assert (done.returncode, done.stdout, done.stderr) == (0, "closed\n", "")
