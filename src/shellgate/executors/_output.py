@@ -194,7 +194,7 @@ class StreamBuffer:
 
     def view(self) -> OutputView:
         chunk = self.read_from(0)
-        return OutputView(
+        return OutputView.model_construct(  # values built here, types checked by mypy
             text=decode_tail(chunk.data, cut=chunk.lost, final=True),
             truncated=self.truncated,
             spill_path=str(self.spill_path) if self.spill_path is not None else None,

@@ -219,7 +219,7 @@ class Executor(ABC):
         exit_code, signal = self._ending(proc.returncode, reported)
         stdout, stderr = proc.stdout.view(), proc.stderr.view()
         denied = self._denied(spec, exit_code, stderr)
-        return RunResult(
+        return RunResult.model_construct(  # values built here, types checked by mypy
             stdout=stdout,
             stderr=stderr,
             exit_code=exit_code,

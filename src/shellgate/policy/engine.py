@@ -138,7 +138,9 @@ def decide(
             f"the closing default is {default}",
             layer="default",
         )
-        verdicts.append(SegmentVerdict(segment=segment, decision=chosen, decisions=tuple(given)))
+        verdicts.append(
+            SegmentVerdict.model_construct(segment=segment, decision=chosen, decisions=tuple(given))
+        )
     if not verdicts:
         # Nothing to run (an empty or comment-only command) still needs an answer:
         # the default, so that "no segments" can never mean "allowed".
@@ -151,7 +153,12 @@ def decide(
         verdicts.append(SegmentVerdict(segment=empty, decision=chosen))
     overall = strictest(v.decision for v in verdicts)
     assert overall is not None
-    return Verdict(decision=overall, segments=tuple(verdicts), require_sandbox=require_sandbox)
+    # model_construct: every value here is one this module built or checked
+    # (isinstance Decision) with mypy-checked types; re-validating them cost the
+    # hot path (pydantic does not re-validate nested model instances anyway).
+    return Verdict.model_construct(
+        decision=overall, segments=tuple(verdicts), require_sandbox=require_sandbox
+    )
 
 
 def new_plugin_manager() -> pluggy.PluginManager:
