@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 from pathlib import Path
 from typing import Any
@@ -357,3 +358,27 @@ async def test_cancelling_a_call_with_an_abort_event_still_stops_the_command(
     with pytest.raises(asyncio.CancelledError):
         await call
     assert not pids_with_arg("31.4204")
+
+
+@pytest.mark.parametrize("spawn", ["posix_spawn", "popen"])
+async def test_a_spawn_that_cannot_be_watched_leaves_nothing_behind(
+    open_gate: Any, monkeypatch: pytest.MonkeyPatch, spawn: str
+) -> None:
+    """The command started but its pidfd could not be opened: killed, reaped, fds closed."""
+    if spawn == "popen":  # the setpriv fallback spawns with Popen
+        monkeypatch.setattr("shellgate.executors._hardening.HELPER", Path("/nonexistent/sg-exec"))
+    gate = await open_gate()
+    await gate.call("bash", {"command": "true", "description": "warm up"})
+    fds_before = sorted(os.listdir("/proc/self/fd"))
+
+    def refuse(pid: int) -> int:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(os, "pidfd_open", refuse)
+    result = await gate.call("bash", {"command": "sleep 30", "description": "cannot be watched"})
+    monkeypatch.undo()
+    assert result.is_error
+    assert result.text == "Error: cannot start the command: Too many open files"
+    assert sorted(os.listdir("/proc/self/fd")) == fds_before
+    with pytest.raises(ChildProcessError):  # killed and reaped: no child of ours at all
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)

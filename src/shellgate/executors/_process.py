@@ -217,18 +217,28 @@ class _Watch:
         self.exited: asyncio.Future[None] = self.loop.create_future()
         self.eof: dict[int, asyncio.Future[None]] = {}
         self._fds: list[int] = []
-        self._pidfd = os.pidfd_open(child.pid)
-        self.loop.add_reader(self._pidfd, self._on_exit)
-        for fd, buf in zip(child.fds, (stdout, stderr), strict=True):
-            os.set_blocking(fd, False)
-            # A 1 MiB pipe (the default limit for any user) means 16x fewer
-            # wake-ups on a flood of output; best effort, the default still works.
-            with contextlib.suppress(OSError):
-                fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
-            done: asyncio.Future[None] = self.loop.create_future()
-            self.eof[fd] = done
-            self._fds.append(fd)
-            self.loop.add_reader(fd, self._on_readable, fd, buf, done)
+        self._pidfd = -1
+        try:
+            self._pidfd = os.pidfd_open(child.pid)
+            self.loop.add_reader(self._pidfd, self._on_exit)
+            for fd, buf in zip(child.fds, (stdout, stderr), strict=True):
+                os.set_blocking(fd, False)
+                # A 1 MiB pipe (the default limit for any user) means 16x fewer
+                # wake-ups on a flood of output; best effort, the default still works.
+                with contextlib.suppress(OSError):
+                    fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+                done: asyncio.Future[None] = self.loop.create_future()
+                self.eof[fd] = done
+                self.loop.add_reader(fd, self._on_readable, fd, buf, done)
+                self._fds.append(fd)
+        except BaseException:
+            # Leave the loop with no registration of ours; the pipes are the caller's.
+            for fd in self._fds:
+                self.loop.remove_reader(fd)
+            if self._pidfd >= 0:
+                self.loop.remove_reader(self._pidfd)
+                os.close(self._pidfd)
+            raise
 
     def _on_exit(self) -> None:
         self.loop.remove_reader(self._pidfd)
