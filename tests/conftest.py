@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,50 @@ def pids_with_arg(marker: str) -> list[int]:
         if marker.encode() in cmdline and state != "Z" and int(entry) != os.getpid():
             found.append(int(entry))
     return found
+
+
+def zombie_children() -> dict[int, str]:
+    """This process's children that died and were not reaped: pid -> name."""
+    found: dict[int, str] = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            kids = Path(f"/proc/self/task/{tid}/children").read_text().split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        for pid in kids:
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+            except OSError:
+                continue
+            name, rest = stat.split("(", 1)[1].rsplit(")", 1)
+            if rest.split()[0] == "Z":
+                found[int(pid)] = name
+    return found
+
+
+def reap_orphans(before: dict[int, str]) -> None:
+    """Reap zombies that a test's own orphans left (this process is a subreaper).
+
+    For tests that deliberately orphan processes outside any gate (a killed host,
+    a bare ``bash -c``); the gate's own leftovers must never need this.
+    """
+    for pid in set(zombie_children()) - set(before):
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+@pytest.fixture(autouse=True)
+def _no_unreaped_children() -> Iterator[None]:
+    """Every test leaves no zombie child behind: the gate reaps all it starts.
+
+    The gate process is a child subreaper, so anything a call orphans becomes its
+    child; one it never reaps stays a zombie and counts against the process limit
+    of a long-lived server (each bwrap call once leaked one).
+    """
+    before = zombie_children()
+    yield
+    left = lambda: {p: n for p, n in zombie_children().items() if p not in before}  # noqa: E731
+    assert wait_until(lambda: not left(), timeout_s=2), f"unreaped children left: {left()}"
 
 
 def wait_until(predicate: Callable[[], bool], timeout_s: float = 10.0) -> bool:

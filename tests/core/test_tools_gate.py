@@ -13,7 +13,13 @@ import pytest
 from shellgate.approval import AllowApprover
 from shellgate.gate import Gate
 from shellgate.tools.tasks import Owner
-from tests.conftest import make_config, pids_with_arg, wait_until
+from tests.conftest import (
+    make_config,
+    pids_with_arg,
+    reap_orphans,
+    wait_until,
+    zombie_children,
+)
 
 
 async def bash(gate: Gate, command: str, **extra: Any) -> Any:
@@ -306,6 +312,7 @@ def test_parent_death_kills_commands(tmp_path: Path) -> None:
     )
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": f"{root / 'src'}:{root}"}
+    zombies = zombie_children()
     with subprocess.Popen(
         [sys.executable, str(script)], stdout=subprocess.PIPE, env=env, cwd=root
     ) as host:
@@ -318,6 +325,7 @@ def test_parent_death_kills_commands(tmp_path: Path) -> None:
     while pids_with_arg("31.4203") and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not pids_with_arg("31.4203")
+    reap_orphans(zombies)  # the dead host's command was orphaned to this test process
 
 
 async def test_every_tool_call_is_audited(tmp_path: Path) -> None:
@@ -370,15 +378,26 @@ async def test_a_spawn_that_cannot_be_watched_leaves_nothing_behind(
     gate = await open_gate()
     await gate.call("bash", {"command": "true", "description": "warm up"})
     fds_before = sorted(os.listdir("/proc/self/fd"))
+    children_before = _own_children()
+    print("CHILDREN", {p: Path(f"/proc/{p}/stat").read_text()[:60] for p in children_before})
 
     def refuse(pid: int) -> int:
         raise OSError(errno.EMFILE, "Too many open files")
 
     monkeypatch.setattr(os, "pidfd_open", refuse)
-    result = await gate.call("bash", {"command": "sleep 30", "description": "cannot be watched"})
+    result = await gate.call("bash", {"command": "sleep 31.4159", "description": "unwatchable"})
     monkeypatch.undo()
     assert result.is_error
     assert result.text == "Error: cannot start the command: Too many open files"
     assert sorted(os.listdir("/proc/self/fd")) == fds_before
-    with pytest.raises(ChildProcessError):  # killed and reaped: no child of ours at all
-        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    assert pids_with_arg("sleep 31.4159") == []  # killed
+    assert _own_children() <= children_before  # and reaped: no new child, not even a zombie
+
+
+def _own_children() -> set[int]:
+    """This process's children, zombies included (every thread's list)."""
+    kids: set[int] = set()
+    for tid in os.listdir("/proc/self/task"):
+        raw = Path(f"/proc/self/task/{tid}/children").read_text()
+        kids.update(int(pid) for pid in raw.split())
+    return kids

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -49,6 +50,21 @@ def decide(decider: Decider) -> Decide:
     return run
 
 
+#: Runs argv as a child subreaper and waits for every orphan it collects: what bash
+#: orphans (sort's compress program, less's LESSOPEN filter) is reaped there, not
+#: left to this test process, which opened gates and so is a subreaper too.
+_CONTAIN = (
+    "import os, subprocess, sys, prctl\n"
+    "prctl.set_child_subreaper(1)\n"
+    "subprocess.run(sys.argv[1:], check=False)\n"
+    "while True:\n"
+    "    try:\n"
+    "        os.wait()\n"
+    "    except ChildProcessError:\n"
+    "        break\n"
+)
+
+
 def bash_runs(command: str, tmp_path: Path) -> bool:
     """Run ``command`` (with ``MARKER`` standing for a file path) in ``tmp_path``.
 
@@ -58,7 +74,7 @@ def bash_runs(command: str, tmp_path: Path) -> bool:
     work = tmp_path / "cwd"
     work.mkdir(exist_ok=True)
     subprocess.run(
-        ["bash", "-c", command.replace("MARKER", str(marker))],
+        [sys.executable, "-c", _CONTAIN, "bash", "-c", command.replace("MARKER", str(marker))],
         cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL, timeout=10, check=False,
     )  # fmt: skip

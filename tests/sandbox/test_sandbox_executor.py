@@ -130,3 +130,34 @@ def test_placeholder_removal_never_follows_symlinks(box: Box) -> None:
     (box.ws / "kept").write_text("content")
     _remove_placeholder(str(box.ws), str(box.ws / "kept"), "null")
     assert (box.ws / "kept").read_text() == "content"
+
+
+async def test_no_sandbox_process_is_left_unreaped_while_the_gate_runs(box: Box) -> None:
+    """bwrap exits before the sandbox's first process, which the gate then adopts.
+
+    Each call (and the probe) once left that process as a zombie of the gate: a
+    long-lived server ran into its process limit. Checked after every call, with
+    the executor still open, over the ways a call can end.
+    """
+    from tests.conftest import wait_until, zombie_children
+
+    before = set(zombie_children())
+    new = lambda: set(zombie_children()) - before  # noqa: E731
+    ex = await box.executor()
+    assert wait_until(lambda: not new(), timeout_s=2), new()  # the probe's sandbox
+    ended = [
+        await ex.run(ExecRequest(command="echo hi")),
+        await ex.run(ExecRequest(command="exit 3")),
+        await ex.run(ExecRequest(command="kill -TERM $$")),
+        await ex.run(ExecRequest(command="sleep 5", timeout_ms=200)),
+        await ex.run(ExecRequest(command="sleep 5 & echo started")),
+    ]
+    assert [(r.exit_code, r.signal, r.timed_out) for r in ended] == [
+        (0, None, False), (3, None, False), (None, "SIGTERM", False),
+        (None, "SIGTERM", True), (0, None, False),
+    ]  # fmt: skip
+    assert wait_until(lambda: not new(), timeout_s=2), new()
+    task = await ex.start(ExecRequest(command="sleep 30"))
+    task.kill()
+    await task.done
+    assert wait_until(lambda: not new(), timeout_s=2), new()

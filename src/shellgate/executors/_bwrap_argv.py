@@ -263,13 +263,16 @@ def build_argv(
     seccomp_fd: int | None,
     runner: Sequence[str] = (),
     binds: Sequence[tuple[str, str]] = (),
+    info_fd: int | None = None,
 ) -> list[str]:
     """The complete bwrap argv for one command (``shell`` absolute, ``cwd`` canonical).
 
     ``runner`` goes between bwrap's ``--`` and the shell (the status supervisor);
     ``binds`` are (host path, sandbox path) read-only binds of the gate's own
     helpers, laid after the private ``/tmp`` so they exist whatever the host
-    path is (a checkout under ``/tmp`` is hidden by that tmpfs).
+    path is (a checkout under ``/tmp`` is hidden by that tmpfs). ``info_fd``:
+    bwrap writes its JSON there (the sandbox's first process, ``child-pid``)
+    and closes it before the command runs.
     """
     if not os.path.isabs(shell):
         raise ValueError(f"the shell must be an absolute path, got {shell!r}")
@@ -303,6 +306,8 @@ def build_argv(
     argv += ["--chdir", cwd]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
+    if info_fd is not None:
+        argv += ["--info-fd", str(info_fd)]
     argv += ["--", *runner, shell, "-c", command]
     return argv
 

@@ -89,6 +89,31 @@ def _has_children() -> bool:
     return True
 
 
+async def reap_orphan(pid: int | None, timeout_s: float) -> None:
+    """Reap ``pid``, an orphan reparented to the gate, killing it after ``timeout_s``.
+
+    Only acts while ``pid`` is a child of this process (so never on a stranger);
+    it stays one until reaped, which is what makes the kill safe.
+    """
+    if pid is None:
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    pause = 0.001
+    while True:
+        fields = _stat_fields(pid)
+        if fields is None or fields[1] != os.getpid():
+            return
+        if fields[0] == "Z" or loop.time() >= deadline:
+            if fields[0] != "Z":
+                _signal_pid(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+            return
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, _POLL_S)
+
+
 def group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
@@ -346,6 +371,20 @@ class Proc:
             return True
         _, still = await asyncio.wait(pending, timeout=timeout_s)
         return not still
+
+    def adopt(self, pid: int | None) -> None:
+        """Treat ``pid`` (a process the runner started, e.g. bwrap's sandbox) as ours.
+
+        Only a child of the gate or of this call's leader is taken, so a wrong
+        pid can never make the gate signal or reap somebody else's process. It is
+        then stopped with the call and reaped once it is a zombie: orphans whose
+        environment can no longer be read are otherwise left to pile up.
+        """
+        if pid is None or pid in self.escapees:
+            return
+        fields = _stat_fields(pid)
+        if fields is not None and fields[1] in (os.getpid(), self.pid):
+            self.escapees.add(pid)
 
     def _find_escapees(self, gate_children: list[int]) -> set[int]:
         """Live processes of this call outside its group (attributed by env marker).

@@ -11,6 +11,7 @@ the group and its escapees, output caps — lives here once, for every executor.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
 import time
@@ -24,7 +25,7 @@ from shellgate.errors import ExecutionError, SandboxUnavailable, ToolInputError
 from shellgate.executors._env import build_env
 from shellgate.executors._hardening import Hardening, ensure_subreaper
 from shellgate.executors._output import SpillStore, StreamBuffer
-from shellgate.executors._process import Proc, signal_name
+from shellgate.executors._process import Proc, reap_orphan, signal_name
 from shellgate.executors.requests import (
     ExecRequest,
     ExecSpec,
@@ -204,15 +205,19 @@ class Executor(ABC):
                 timed_out = ended_by == "timeout"
                 await proc.stop(grace_s)
                 await proc.wait_leader()
+            proc.adopt(sandbox_child(plan.info_fd))
             await proc.drain(grace_s)
             if proc.leftovers():
                 await proc.stop(grace_s)
                 await proc.drain(grace_s)
         except asyncio.CancelledError:
+            proc.adopt(sandbox_child(plan.info_fd))
             await asyncio.shield(self._abort(proc))
             raise
         finally:
             await proc.close_pumps()
+            if plan.info_fd is not None:  # cancelled before bwrap had said: reap it now
+                await reap_orphan(sandbox_child(plan.info_fd), grace_s)
             reported = _read_status(plan.status_fd)
             if plan.cleanup is not None:
                 plan.cleanup()
@@ -321,6 +326,24 @@ def _read_status(fd: int | None) -> str | None:
         return None
     lines = data.decode("ascii", "replace").split()
     return " ".join(lines[-2:]) if len(lines) >= 2 else None
+
+
+def sandbox_child(fd: int | None) -> int | None:
+    """The ``child-pid`` bwrap wrote on its info pipe (its writers are gone by now).
+
+    bwrap closes the pipe before the command runs, so nothing in the sandbox can
+    write here; the pid is still checked by :meth:`Proc.adopt`.
+    """
+    if fd is None:
+        return None
+    try:
+        os.set_blocking(fd, False)
+        data = os.read(fd, 4096)
+        info = json.loads(data)
+    except (OSError, ValueError):
+        return None  # bwrap failed before it got that far: nothing was started
+    pid = info.get("child-pid") if isinstance(info, dict) else None
+    return pid if type(pid) is int and pid > 1 else None
 
 
 def proc_grace(grace_ms: int) -> float:

@@ -54,9 +54,9 @@ from shellgate.executors._bwrap_argv import (
     workdir_allowed,
 )
 from shellgate.executors._output import SpillStore
-from shellgate.executors._process import signal_name
+from shellgate.executors._process import reap_orphan, signal_name
 from shellgate.executors._seccomp import SeccompError, build_filter, filter_fd
-from shellgate.executors.base import ExecRequest, ExecSpec, Executor, SpawnPlan
+from shellgate.executors.base import ExecRequest, ExecSpec, Executor, SpawnPlan, sandbox_child
 from shellgate.models import MODE_ORDER, OutputView, SandboxMode
 
 #: stderr texts that mean the sandbox (not the command's own logic) said no.
@@ -242,7 +242,12 @@ class BwrapExecutor(Executor):
             binds: list[tuple[str, str]] = []
             status_r: int | None = None
             passed: list[int] = [] if fd is None else [fd]
-            after_spawn: tuple[int, ...] = ()
+            # bwrap names the sandbox's first process here; it outlives bwrap
+            # and is reparented to the gate, which must stop and reap it.
+            info_r, info_w = os.pipe2(os.O_CLOEXEC)
+            stack.callback(_close_quietly, info_r)
+            passed.append(info_w)
+            after_spawn: tuple[int, ...] = (info_w,)
             if self.hardening.helper is not None:
                 # A supervisor inside reports the command's real wait status.
                 status_r, status_w = os.pipe2(os.O_CLOEXEC)
@@ -253,7 +258,7 @@ class BwrapExecutor(Executor):
                     binds.append((self.hardening.helper, inside))
                 runner = [inside, "--supervise", str(status_w), "--"]
                 passed.append(status_w)
-                after_spawn = (status_w,)
+                after_spawn += (status_w,)
             # The bounding set stays: bwrap run by root needs CAP_SETUID/SETGID in
             # this namespace to write its uid/gid maps; --cap-drop ALL empties it
             # inside before the command runs.
@@ -269,6 +274,7 @@ class BwrapExecutor(Executor):
                     seccomp_fd=fd,
                     runner=runner,
                     binds=binds,
+                    info_fd=info_w,
                 ),
             ]
             release = stack.pop_all()
@@ -278,6 +284,7 @@ class BwrapExecutor(Executor):
             cleanup=release.close,
             term_depth=2,  # below bwrap's monitor and its PID-namespace init
             status_fd=status_r,
+            info_fd=info_r,
             close_after_spawn=after_spawn,
         )
 
@@ -365,6 +372,9 @@ async def _run_probe(plan: SpawnPlan, spec: ExecSpec) -> tuple[int, str]:
             os.killpg(proc.pid, 9)
         await proc.wait()
         return -1, f"the probe did not finish within {_PROBE_TIMEOUT_S:.0f} s"
+    finally:
+        # The sandbox's first process outlives bwrap and is reparented to us.
+        await reap_orphan(sandbox_child(plan.info_fd), _PROBE_TIMEOUT_S)
     assert proc.returncode is not None
     return proc.returncode, err.decode("utf-8", "replace")
 

@@ -59,6 +59,9 @@ class SpawnPlan:
     read end of a pipe on which a supervisor inside reports how the command
     really ended (``exit N`` / ``signal N``); the executor closes it in
     ``cleanup``. ``close_after_spawn`` are the gate's copies of fds passed down.
+    ``info_fd`` is the read end of bwrap's ``--info-fd``, which names the
+    sandbox's first process; bwrap exits before it, so it is reparented to the
+    gate, and the executor stops and reaps it with the call.
     ``enters_workdir``: the argv itself enters the working directory and closes
     every inherited descriptor (``sg-exec --chdir --close-fds``), so the executor
     may spawn with ``posix_spawn``, which has neither a cwd nor close_fds.
@@ -70,6 +73,7 @@ class SpawnPlan:
     cleanup: Callable[[], None] | None = None
     term_depth: int = 0
     status_fd: int | None = None
+    info_fd: int | None = None
     close_after_spawn: tuple[int, ...] = ()
 
 
