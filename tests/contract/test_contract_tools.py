@@ -323,3 +323,25 @@ async def test_command_runs_in_the_workdir(open_gate: Any, kind: str, tmp_path: 
     (tmp_path / "ws" / "sub dir").mkdir()
     result = await bash(gate, "pwd", workdir="sub dir")
     assert result.text == f"{os.path.realpath(tmp_path / 'ws' / 'sub dir')}\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param("setsid sh -c 'sleep 0.2' &", id="setsid-in-background"),
+        pytest.param("(setsid sh -c 'sleep 0.2' &)", id="setsid-from-a-subshell"),
+        pytest.param("setsid -f sh -c 'sleep 0.2'", id="setsid-fork"),
+    ],
+)
+async def test_an_escapee_that_dies_during_the_drain_is_reaped(
+    open_gate: Any, kind: str, command: str
+) -> None:
+    """It holds the pipes, so the call drains until it exits: a zombie with no
+    environment by then, so it must have been attributed while still alive."""
+    from tests.conftest import zombie_children
+
+    gate = await open_gate(executor={"kind": kind, "grace_ms": 2000})
+    before = set(zombie_children())
+    result = await bash(gate, command)
+    assert result.text == "(no output)"
+    assert wait_until(lambda: not set(zombie_children()) - before, timeout_s=2), zombie_children()

@@ -443,6 +443,23 @@ class Proc:
             self.unsure = False
         return group_alive(self.pid) or bool(self.escapees) or self.unsure
 
+    async def track(self) -> None:
+        """Attribute this call's orphans now, while they are alive.
+
+        Called when the leader has exited, before the drain: an orphan that holds
+        the pipes and dies during the drain has no environment left to carry the
+        call's marker, so unless it was seen alive it could not be reaped and
+        would stay a zombie of the gate. A process caught mid-``exec`` (unreadable
+        environment) is looked at again a few times, briefly.
+        """
+        pause = 0.0005
+        for _ in range(6):
+            self.leftovers()
+            if not self.unsure:
+                return
+            await asyncio.sleep(pause)
+            pause *= 2
+
     def _below(self, depth: int) -> list[int]:
         """Descendants of the leader at least ``depth`` levels down (from /proc)."""
         found: list[int] = []

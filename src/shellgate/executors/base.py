@@ -206,6 +206,7 @@ class Executor(ABC):
                 await proc.stop(grace_s)
                 await proc.wait_leader()
             proc.adopt(sandbox_child(plan.info_fd))
+            await proc.track()
             await proc.drain(grace_s)
             if proc.leftovers():
                 await proc.stop(grace_s)
