@@ -109,8 +109,7 @@ class Gate:
         await self.tasks.aclose()
         for executor in self._executors.values():
             await executor.aclose()
-        if not self.keep_spill:
-            self.spill.close()
+        self.spill.close(keep_files=self.keep_spill)
         self.audit.close()
 
     def _executor(self, kind: str) -> Executor:

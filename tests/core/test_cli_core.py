@@ -13,8 +13,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+def cli(*args: str, cwd: Path, **extra_env: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **extra_env}
     env.pop("SHELLGATE_CONFIG", None)
     return subprocess.run(
         [sys.executable, "-m", "shellgate.cli", *args],
@@ -60,10 +60,20 @@ def test_run_denied_exits_126_naming_the_rule(conf: Path) -> None:
 
 
 def test_run_keeps_spill_files_for_the_user(conf: Path) -> None:
-    result = cli("run", "--config", str(conf), "--", "seq 1 1000", cwd=conf.parent)
-    path = result.stdout.rsplit("full output: ", 1)[1].split("]")[0]
-    assert Path(path).read_text() == "".join(f"{i}\n" for i in range(1, 1001))
-    Path(path).unlink()
+    tmp = conf.parent / "tmp"
+    tmp.mkdir()
+    result = cli("run", "--config", str(conf), "--", "seq 1 1000", cwd=conf.parent, TMPDIR=str(tmp))
+    path = Path(result.stdout.rsplit("full output: ", 1)[1].split("]")[0])
+    assert path.read_text() == "".join(f"{i}\n" for i in range(1, 1001))
+    assert path.parent.parent == tmp
+
+
+def test_run_leaves_no_spill_directory_when_nothing_spilled(conf: Path) -> None:
+    tmp = conf.parent / "tmp"
+    tmp.mkdir()
+    result = cli("run", "--config", str(conf), "--", "echo hi", cwd=conf.parent, TMPDIR=str(tmp))
+    assert result.stdout == "hi\n"
+    assert list(tmp.iterdir()) == []
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ Invariants:
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import secrets
 import shutil
@@ -60,10 +61,18 @@ class SpillStore:
     def release(self, nbytes: int) -> None:
         self._used = max(0, self._used - nbytes)
 
-    def close(self) -> None:
-        """Remove every spill file (the gate is closing)."""
+    def close(self, *, keep_files: bool = False) -> None:
+        """Remove every spill file (the gate is closing).
+
+        ``keep_files``: leave spill files for a user who was shown their paths
+        (``shellgate run``); the directory still goes when nothing spilled.
+        """
         self._closed = True
-        shutil.rmtree(self.path, ignore_errors=True)
+        if not keep_files:
+            shutil.rmtree(self.path, ignore_errors=True)
+            return
+        with contextlib.suppress(OSError):  # not empty: the user's files stay
+            os.rmdir(self.path)
 
 
 @dataclass(frozen=True)
