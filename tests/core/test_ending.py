@@ -31,4 +31,7 @@ def test_ending(
     expected: tuple[int | None, str | None],
 ) -> None:
     executor = make_executor(make_config(tmp_path), kind)
-    assert executor._ending(returncode, reported) == expected
+    try:
+        assert executor._ending(returncode, reported) == expected
+    finally:
+        executor.spill.close()  # never opened, so there is nothing else to stop

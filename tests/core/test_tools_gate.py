@@ -311,7 +311,8 @@ def test_parent_death_kills_commands(tmp_path: Path) -> None:
         "asyncio.run(main())\n"
     )
     root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": f"{root / 'src'}:{root}"}
+    # TMPDIR: the killed host cannot remove its spill directory; keep it in tmp_path.
+    env = {**os.environ, "PYTHONPATH": f"{root / 'src'}:{root}", "TMPDIR": str(tmp_path)}
     zombies = zombie_children()
     with subprocess.Popen(
         [sys.executable, str(script)], stdout=subprocess.PIPE, env=env, cwd=root

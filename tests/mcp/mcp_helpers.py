@@ -204,7 +204,12 @@ class RawServer:
         return self._stderr_path.read_text(errors="replace")
 
     def close(self) -> None:
-        """Kill the server if it still runs and release every pipe."""
+        """Stop the server as a host would (stdin EOF), kill it only if that fails."""
+        if self.proc.poll() is None and self.proc.stdin is not None:
+            with suppress(OSError):
+                self.proc.stdin.close()
+            with suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=10)
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()

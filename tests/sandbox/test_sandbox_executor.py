@@ -161,3 +161,49 @@ async def test_no_sandbox_process_is_left_unreaped_while_the_gate_runs(box: Box)
     task.kill()
     await task.done
     assert wait_until(lambda: not new(), timeout_s=2), new()
+
+
+async def test_the_last_call_out_removes_its_lock_file(box: Box) -> None:
+    from shellgate.executors import _bwrap_placeholders as placeholders
+
+    lock = placeholders.hold_shared([str(box.ws)])
+    path = lock.paths[str(box.ws)]
+    lock.release()
+    assert os.path.exists(path)  # the same lock file the calls below use
+    ex = await box.executor()
+    task = await ex.start(ExecRequest(command="sleep 30"))
+    await box.run("true")
+    assert os.path.exists(path)  # the background task still holds it
+    task.kill()
+    await task.done
+    assert not os.path.exists(path)
+
+
+def test_a_lock_taken_on_a_file_unlinked_meanwhile_is_retaken_on_the_new_one(
+    box: Box, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Open, then the last one out unlinks, then flock: the name leads elsewhere now."""
+    from shellgate.executors import _bwrap_placeholders as placeholders
+
+    first = placeholders.hold_shared([str(box.ws)])
+    path = first.paths[str(box.ws)]
+    first.release()
+    opened: list[int] = []
+    real_open = os.open
+
+    def open_then_lose_the_race(file: str, flags: int, mode: int = 0o777) -> int:
+        fd = real_open(file, flags, mode)
+        if file == path and not opened:
+            os.unlink(path)  # what the last one out does between our open and flock
+        opened.append(fd)
+        return fd
+
+    monkeypatch.setattr(os, "open", open_then_lose_the_race)
+    held = placeholders.hold_shared([str(box.ws)])
+    monkeypatch.undo()
+    try:
+        assert len(opened) == 2  # the first inode was dropped, the second kept
+        fd = held.fds[str(box.ws)]
+        assert os.fstat(fd).st_ino == os.stat(path).st_ino
+    finally:
+        held.release()

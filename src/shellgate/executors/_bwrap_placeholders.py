@@ -12,7 +12,11 @@ only an empty regular file or an empty directory, so nothing the sandbox planted
 (a symlink, content) is followed or destroyed.
 
 The lock files live in a private directory under the host's temp directory,
-which confined modes never see (their ``/tmp`` is a private tmpfs).
+which confined modes never see (their ``/tmp`` is a private tmpfs). The last one
+out also unlinks the lock file, so they do not pile up with every workspace ever
+sandboxed; a process that opened the file just before takes its shared lock on
+the unlinked inode, sees that the name no longer leads there, and starts over on
+the new file.
 """
 
 from __future__ import annotations
@@ -45,10 +49,11 @@ def _lock_dir() -> str:
 
 
 class _Held:
-    """The shared flocks of one call, by writable root."""
+    """The shared flocks of one call, by writable root (and their lock files)."""
 
-    def __init__(self, fds: dict[str, int]) -> None:
+    def __init__(self, fds: dict[str, int], paths: dict[str, str] | None = None) -> None:
         self.fds = fds
+        self.paths = paths if paths is not None else {}
 
     def release(self) -> None:
         for fd in self.fds.values():
@@ -65,6 +70,8 @@ class _Held:
                     continue  # another sandbox may still mount them; the last one out cleans
                 for path, how in sorted(_registry.pop(root, {}).items(), reverse=True):
                     _remove_placeholder(root, path, how)
+                with contextlib.suppress(OSError):  # under the exclusive lock: nobody uses it
+                    os.unlink(self.paths[root])
         finally:
             self.release()
 
@@ -78,10 +85,22 @@ def hold_shared(roots: list[str]) -> _Held:
     try:
         for root in roots:
             name = hashlib.sha256(root.encode()).hexdigest()[:32] + ".lock"
-            flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-            fd = os.open(os.path.join(directory, name), flags, 0o600)
-            fds[root] = fd
-            deadline = time.monotonic() + _LOCK_WAIT_S
+            path = os.path.join(directory, name)
+            held.paths[root] = path
+            fds[root] = _lock_shared(path, root)
+    except BaseException:
+        held.release()
+        raise
+    return held
+
+
+def _lock_shared(path: str, root: str) -> int:
+    """A shared flock on the lock file that ``path`` names *now* (see the docstring)."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    deadline = time.monotonic() + _LOCK_WAIT_S
+    while True:
+        fd = os.open(path, flags, 0o600)
+        try:
             while True:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
@@ -93,10 +112,16 @@ def hold_shared(roots: list[str]) -> _Held:
                             "process; try again"
                         ) from None
                     time.sleep(0.005)  # an exclusive holder only removes a few files
-    except BaseException:
-        held.release()
-        raise
-    return held
+            held, named = os.fstat(fd), os.stat(path, follow_symlinks=False)
+        except FileNotFoundError:
+            os.close(fd)  # unlinked by the last one out meanwhile: take the new file
+            continue
+        except BaseException:
+            os.close(fd)
+            raise
+        if (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino):
+            return fd
+        os.close(fd)
 
 
 def register(root: str, guards: Iterable[Guard]) -> None:
