@@ -118,7 +118,18 @@ def _no_unreaped_children() -> Iterator[None]:
     before = zombie_children()
     yield
     left = lambda: {p: n for p, n in zombie_children().items() if p not in before}  # noqa: E731
-    assert wait_until(lambda: not left(), timeout_s=2), f"unreaped children left: {left()}"
+    assert wait_until(lambda: not left(), timeout_s=2), (
+        f"unreaped children left: {left()} ({_stat_lines(left())})"
+    )
+
+
+def _stat_lines(pids: dict[int, str]) -> str:
+    """/proc stat lines (ppid, pgid, start time...) for a leak report."""
+    lines = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            lines.append(Path(f"/proc/{pid}/stat").read_text()[:160])
+    return "; ".join(lines)
 
 
 def wait_until(predicate: Callable[[], bool], timeout_s: float = 10.0) -> bool:

@@ -247,6 +247,21 @@ async def test_cancellation_propagates_and_stops_the_command(gate: Any) -> None:
     assert not pids_with_arg("31.4109")
 
 
+async def test_cancellation_at_any_step_leaves_nothing_running(gate: Any) -> None:
+    """Cancel after 0, 1, 2… loop turns: wherever the call is (deciding, spawning,
+    supervising), nothing of it may keep running — not even a command whose
+    supervisor had not taken its first step yet."""
+    for turns in range(40):
+        marker = f"31.{turns + 5000}"
+        call = asyncio.ensure_future(bash(gate, f"sleep {marker}"))
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        assert not pids_with_arg(marker), f"left running after {turns} turns"
+
+
 async def test_output_is_tail_kept_with_spill(open_gate: Any, kind: str) -> None:
     gate = await open_gate(executor={"kind": kind, "max_output_bytes": 1000})
     result = await bash(gate, "seq 1 2000")

@@ -316,6 +316,7 @@ class Proc:
     escapees: set[int] = field(default_factory=set)
     signalled: bool = False
     unsure: bool = False  # a gate child whose environment could not be read yet
+    adopted: int | None = None  # a process the runner started for us (see adopt)
     _termed: set[int] = field(default_factory=set)
 
     @property
@@ -380,11 +381,12 @@ class Proc:
         then stopped with the call and reaped once it is a zombie: orphans whose
         environment can no longer be read are otherwise left to pile up.
         """
-        if pid is None or pid in self.escapees:
+        if pid is None or pid == self.adopted:
             return
         fields = _stat_fields(pid)
         if fields is not None and fields[1] in (os.getpid(), self.pid):
             self.escapees.add(pid)
+            self.adopted = pid
 
     def _find_escapees(self, gate_children: list[int]) -> set[int]:
         """Live processes of this call outside its group (attributed by env marker).

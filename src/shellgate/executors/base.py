@@ -58,7 +58,8 @@ class Executor(ABC):
         self.shell = _resolve_shell(ex.shell)
         self._unavailable: str | None = None
         self._opened = False
-        self._live: set[asyncio.Task[RunResult]] = set()
+        # Each running command's supervisor and the future that asks it to stop.
+        self._live: dict[asyncio.Task[RunResult], asyncio.Future[None]] = {}
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -79,11 +80,17 @@ class Executor(ABC):
         return self._unavailable
 
     async def aclose(self) -> None:
-        """Stop every running command and wait for it; remove spill files."""
-        for task in list(self._live):
-            task.cancel()
-        if self._live:
-            await asyncio.gather(*self._live, return_exceptions=True)
+        """Stop every running command and wait for it; remove spill files.
+
+        A stop request, not a task cancellation: a supervisor cancelled before
+        its first step would never run its cleanup, leaving the command running.
+        """
+        live = dict(self._live)
+        for kill in live.values():
+            if not kill.done():
+                kill.set_result(None)
+        if live:
+            await asyncio.gather(*live, return_exceptions=True)
         if self._owns_spill:
             self.spill.close()
 
@@ -139,28 +146,38 @@ class Executor(ABC):
         """Run in the foreground until exit or timeout; never leaves processes behind."""
         spec = self.resolve(request)
         proc, plan = await self._launch(spec)
-        task = asyncio.ensure_future(self._supervise(proc, spec, plan, None))
-        self._live.add(task)
+        task, kill = self._supervised(proc, spec, plan)
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
-            # A caller cancellation is an abort, not a timeout: stop it all, then re-raise.
-            task.cancel()
+            # A caller cancellation is an abort, not a timeout: stop it all, then
+            # re-raise. If we are cancelled again meanwhile, the supervisor still
+            # finishes the stop (and the gate's close waits for it).
+            if not kill.done():
+                kill.set_result(None)
             await asyncio.gather(task, return_exceptions=True)
             raise
-        finally:
-            self._live.discard(task)
 
     @final
     async def start(self, request: ExecRequest) -> TaskProcess:
         """Start in the background: no timeout; returns a handle at once."""
         spec = self.resolve(request, background=True)
         proc, plan = await self._launch(spec)
+        task, kill = self._supervised(proc, spec, plan)
+        return TaskProcess(proc, spec, task, kill)
+
+    def _supervised(
+        self, proc: Proc, spec: ExecSpec, plan: SpawnPlan
+    ) -> tuple[asyncio.Task[RunResult], asyncio.Future[None]]:
+        """Start the supervisor of a spawned command; its stop request is ``kill``."""
         kill: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         task = asyncio.ensure_future(self._supervise(proc, spec, plan, kill))
-        self._live.add(task)
-        task.add_done_callback(self._live.discard)
-        return TaskProcess(proc, spec, task, kill)
+        self._live[task] = kill
+        task.add_done_callback(self._forget)
+        return task, kill
+
+    def _forget(self, task: asyncio.Task[RunResult]) -> None:
+        self._live.pop(task, None)
 
     async def _launch(self, spec: ExecSpec) -> tuple[Proc, SpawnPlan]:
         if not self._opened:
@@ -211,14 +228,16 @@ class Executor(ABC):
             if proc.leftovers():
                 await proc.stop(grace_s)
                 await proc.drain(grace_s)
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # the loop itself is going away
             proc.adopt(sandbox_child(plan.info_fd))
             await asyncio.shield(self._abort(proc))
             raise
         finally:
             await proc.close_pumps()
-            if plan.info_fd is not None:  # cancelled before bwrap had said: reap it now
-                await reap_orphan(sandbox_child(plan.info_fd), grace_s)
+            if proc.adopted is None:  # ended before bwrap's pid was read
+                proc.adopt(sandbox_child(plan.info_fd))
+            if proc.adopted in proc.escapees:  # not reaped yet (else its pid may be reused)
+                await reap_orphan(proc.adopted, grace_s)
             reported = _read_status(plan.status_fd)
             if plan.cleanup is not None:
                 plan.cleanup()
