@@ -54,6 +54,9 @@ BIG = {
     "heredoc body (quoted)": "cat > f <<'EOF'\n" + "line of text $x\n" * 6_000 + "EOF\n",
     "one 100 KB word": "echo " + "a" * 99_990,
     "nested $( x30k": "$(" * 24_000 + "ls" + ")" * 24_000,
+    # Each escaped blank hides the rest of the line from the parser: re-read.
+    "escaped blank before # (x14k)": "ls;\\ #;" * 14_000,
+    "continuation before # (x9k)": "echo a\\\n#; " * 9_000,
 }
 
 

@@ -23,7 +23,7 @@ import re
 from tree_sitter import Node
 
 from shellgate.models import Analysis, Segment
-from shellgate.shell import _parser
+from shellgate.shell import _parser, misreads
 from shellgate.shell.drafts import Draft, Sink
 from shellgate.shell.spellings import respellings
 from shellgate.shell.walker import Walker
@@ -31,7 +31,10 @@ from shellgate.shell.walker import Walker
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _MAX_ERRORS_SHOWN = 3
 _ROUGH_SPLIT = re.compile(r"[\n;&|()`{}]+|\$\(|<<<?-?|\bthen\b|\bdo\b")
+_EMPTY_SUBSTITUTION = re.compile(r"\$\(\s*\)|`\s*`")
+_COARSE_SPLIT = re.compile(r"[\n;&|]+")
 _MAX_ROUGH_FORMS = 256
+_ESCAPED = re.compile(r"\\(.)", re.S)
 
 
 def _parse_errors(root: Node, source: bytes) -> list[str]:
@@ -55,12 +58,22 @@ def _parse_errors(root: Node, source: bytes) -> list[str]:
 def _rough_forms(command: str) -> list[tuple[str, ...]]:
     """Whitespace-split words of every rough command piece (a parse failed)."""
     forms: dict[tuple[str, ...], None] = {}
-    for piece in _ROUGH_SPLIT.split(command)[:_MAX_ROUGH_FORMS]:
+    # Split finely (a `{`, `(` or backtick may start a command) and coarsely
+    # (`a#{` may be one word): deny rules should see either reading.
+    pieces = _ROUGH_SPLIT.split(command)[:_MAX_ROUGH_FORMS]
+    pieces += _COARSE_SPLIT.split(command)[:_MAX_ROUGH_FORMS]
+    if "`" in command or "$(" in command:  # r``m and r$()m are rm
+        pieces += _COARSE_SPLIT.split(_EMPTY_SUBSTITUTION.sub("", command))[:_MAX_ROUGH_FORMS]
+    for piece in pieces:
         words = tuple(piece.replace("'", "").replace('"', "").split())
         if words:
             forms[words] = None
             forms.update(dict.fromkeys(respellings(words)))
-    return list(forms)
+            # As bash reads backslashes: each quotes the next byte; a last one stays.
+            forms[tuple(_ESCAPED.sub(r"\1", w) for w in words)] = None
+        if len(forms) >= _MAX_ROUGH_FORMS:
+            break
+    return list(forms)[:_MAX_ROUGH_FORMS]
 
 
 def _freeze(draft: Draft, whole: tuple[str, ...]) -> Segment:
@@ -96,13 +109,14 @@ def analyse(
     node each, so a large file written through a heredoc stays well inside it.
     """
     source = command.encode("utf-8", "surrogatepass")
-    sink = Sink(workdir=workdir, max_depth=max_depth, cwd=workdir)
+    sink = Sink(workdir=workdir, max_depth=max_depth, max_nodes=max_nodes, cwd=workdir)
     control = _CONTROL.search(command)
     if control is not None:
         sink.note(
             f"control character U+{ord(control.group()):04X} at offset {control.start()} "
             "(a shell may read it differently)"
         )
+    source = misreads.closed(source)
     root = _parser.parse(source)
     nodes = root.descendant_count
     if nodes > max_nodes:
@@ -125,7 +139,7 @@ def analyse(
     whole = tuple(sink.findings)
     frozen: dict[int, Segment] = {}  # a replayed draft is one object: freeze it once
     segments = [frozen.get(id(d)) or frozen.setdefault(id(d), _freeze(d, whole)) for d in drafts]
-    if root.has_error:
+    if root.has_error or sink.unresolved:
         # A parse error can hide later commands from the tree (`cat <<EOF; rm -rf /`):
         # one more segment carries every line, split at blanks and at ; & | ( ) `,
         # as forms, so deny rules still see what bash may run. Its argv is the first

@@ -51,12 +51,15 @@ class Sink:
 
     workdir: str
     max_depth: int
+    max_nodes: int = 10_000  # syntax nodes one parse may have (a re-read's too)
     drafts: list[Draft] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
     cwd: str = "/"
     cwd_known: bool = True
     #: Drafts already made for a command text in one place (see Walker._command).
     memo: dict[tuple[object, ...], tuple[list[Draft], str, bool]] = field(default_factory=dict)
+    #: A misreading survived the re-read: add the rough forms (as for a parse error).
+    unresolved: bool = False
 
     def note(self, finding: str) -> None:
         """A whole-command finding (copied onto every segment at the end)."""

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
-from shellgate.shell import _parser
+from shellgate.shell import _parser, misreads
 from shellgate.shell._parser import text
 from shellgate.shell.commands import SAFE_ASSIGNMENTS
 from shellgate.shell.drafts import Draft, Extra, Sink
@@ -30,6 +30,7 @@ from shellgate.shell.words import WordReader, group_words
 
 _SUBSTITUTIONS = {"command_substitution": "command substitution",
                   "process_substitution": "process substitution"}  # fmt: skip
+_REREADS = 2  # rounds of patching before the re-read is walked as it stands
 _SKIP = frozenset({"comment", "heredoc_body", "heredoc_start", "heredoc_end"})
 _WORDISH = frozenset({"word", "string", "raw_string", "concatenation", "simple_expansion",
                       "expansion", "number", "ansi_c_string", "command_substitution",
@@ -44,8 +45,17 @@ def _detached(node: Node, label: str) -> None:
 class Walker:
     """Drafts segments from one source (a command or a nested payload) into ``sink``."""
 
-    def __init__(self, source: bytes, sink: Sink, context: tuple[str, ...], depth: int) -> None:
+    def __init__(
+        self,
+        source: bytes,
+        sink: Sink,
+        context: tuple[str, ...],
+        depth: int,
+        *,
+        reread: bool = False,
+    ) -> None:
         self.source = source
+        self.reread = reread  # this source is already a patched re-read
         self.sink = sink
         self.ctx = context
         self.depth = depth
@@ -77,13 +87,18 @@ class Walker:
         if self.depth >= self.sink.max_depth:
             self.sink.note(f"nesting deeper than {self.sink.max_depth} levels in a {label}")
             return
-        encoded = source.encode("utf-8", "surrogatepass")
+        encoded = misreads.closed(source.encode("utf-8", "surrogatepass"))
         root = _parser.parse(encoded)
         if root.has_error:
             self.sink.note(f"parse error in {label} '{source[:60]}'")
         saved = (self.sink.cwd, self.sink.cwd_known)
         try:
-            Walker(encoded, self.sink, (*self.ctx, label), self.depth + 1).run(root)
+            # Inside a re-read, nested payloads are not re-read again (only noted):
+            # each level re-reading its children's re-reads would grow as 2^depth.
+            nested = Walker(
+                encoded, self.sink, (*self.ctx, label), self.depth + 1, reread=self.reread
+            )
+            nested.run(root)
         finally:
             self.sink.cwd, self.sink.cwd_known = saved
 
@@ -128,22 +143,55 @@ class Walker:
         return raw.replace("\n", " ")
 
     def run(self, root: Node) -> None:
-        """Walk a parsed source; re-read it once if tree-sitter misread a ``$'…'``.
+        """Walk a parsed source; re-read it once if tree-sitter misread it.
 
-        The re-read replaces each misread string by a same-length single-quoted
-        placeholder, so the commands tree-sitter had swallowed become segments
-        (and deny rules see them) while every offset stays valid.
+        Two kinds of misreading are known: a ``$'…'`` that tree-sitter ends
+        elsewhere than bash, and backslashes before blanks and newlines (see
+        :mod:`misreads`). The re-read patches each place with same-length text
+        that tree-sitter reads as bash does, so the commands it had swallowed
+        become segments (deny rules see them) while every offset stays valid;
+        the finding makes the whole command ask.
         """
         try:
+            lexical = misreads.find(root, self.source) if b"\\" in self.source else []
             self.block(root)
-            if not self.words.misread or "re-read" in self.ctx:
+            patches = [
+                (start, end, b"'" + b"x" * (end - start - 2) + b"'")
+                for start, end in self.words.misread
+            ]
+            if patches:
+                self.sink.note("ANSI-C string the parser misread; the command was re-read")
+            for word in self.words.split[:1]:
+                self.sink.note(f"the parser read '{word[:40]}' as one word; bash splits it")
+            if lexical:
+                self.sink.note(
+                    "the parser misread a backslash before a blank or newline, or at the "
+                    "start of a line; the command was re-read as bash reads it"
+                )
+            # Reported but left as written (no same-length fix): nothing to re-read.
+            lexical = [p for p in lexical if self.source[p[0] : p[1]] != p[2]]
+            if self.reread and lexical:
+                self.sink.unresolved = True  # deny rules get the rough forms too
+            if self.reread or not (patches or lexical):
                 return
-            patched = bytearray(self.source)
-            for start, end in self.words.misread:
-                patched[start:end] = b"'" + b"x" * (end - start - 2) + b"'"
-            self.sink.note("ANSI-C string the parser misread; the command was re-read")
-            fixed = bytes(patched)
-            Walker(fixed, self.sink, (*self.ctx, "re-read"), self.depth).run(_parser.parse(fixed))
+            fixed = misreads.escape_blanks(self.source) if lexical else self.source
+            for _ in range(_REREADS):  # a patch can uncover another misreading
+                patched = bytearray(fixed)
+                for start, end, replacement in sorted({*patches, *lexical}):
+                    patched[start:end] = replacement
+                fixed = bytes(patched)
+                root = _parser.parse(fixed)
+                if root.descendant_count > self.sink.max_nodes:
+                    # Read right, it is too large to walk: ask, with the rough forms.
+                    self.sink.note(f"re-read command over the {self.sink.max_nodes}-node limit")
+                    self.sink.unresolved = True
+                    return
+                patches = []
+                lexical = [p for p in misreads.find(root, fixed) if fixed[p[0] : p[1]] != p[2]]
+                if not lexical:
+                    break
+            again = Walker(fixed, self.sink, (*self.ctx, "re-read"), self.depth, reread=True)
+            again.run(root)
         finally:
             # The reader's hook is a bound method of this walker: a reference cycle.
             # Cut it, so the walk's objects go by reference counting; left to the

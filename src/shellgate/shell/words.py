@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from tree_sitter import Node
 
@@ -33,7 +34,8 @@ NestedHook = Callable[[Node, str], None]
 
 _GLOB = re.compile(r"[*?]|\[.*\]")
 _BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
-_PLAIN_SPECIAL = re.compile(r"[\\*?\[{]")
+_PLAIN_SPECIAL = re.compile(r"[\\*?\[{ \t\n]")
+_SPLITS = re.compile(r"[ \t\n]")  # unquoted, bash ends a word here
 _LINE_JOIN = re.compile(rb"(?:\\\n)+")
 _ANSI_ESCAPE = re.compile(
     r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.S
@@ -64,7 +66,7 @@ def joined_by_continuation(source: bytes, left: Node, right: Node) -> bool:
 def group_words(source: bytes, nodes: Sequence[Node], findings: list[str]) -> list[list[Node]]:
     """Group word nodes into bash words: adjacent or joined by backslash-newline."""
     groups: list[list[Node]] = []
-    for node in nodes:
+    for node in _ungapped(nodes, findings):
         if groups:
             last = groups[-1][-1]
             if last.end_byte == node.start_byte:
@@ -78,6 +80,25 @@ def group_words(source: bytes, nodes: Sequence[Node], findings: list[str]) -> li
                 continue
         groups.append([node])
     return groups
+
+
+def _ungapped(nodes: Sequence[Node], findings: list[str]) -> Sequence[Node]:
+    """``nodes`` with each concatenation that spans a blank replaced by its parts.
+
+    tree-sitter-bash reads ``aa ``aa`` as one concatenation across the blank;
+    bash reads two words. Its parts are then grouped by adjacency, as bash does.
+    """
+    if not any(n.type == "concatenation" for n in nodes):
+        return nodes
+    out: list[Node] = []
+    for node in nodes:
+        parts = node.children if node.type == "concatenation" else ()
+        if any(b.start_byte > a.end_byte for a, b in pairwise(parts)):
+            findings.append("the parser joined words across a blank; read as bash splits them")
+            out.extend(parts)
+        else:
+            out.append(node)
+    return out
 
 
 def ansi_c_end(source: bytes, start: int) -> int | None:
@@ -158,6 +179,11 @@ def _double_quoted(raw: str) -> str:
     return "".join(out)
 
 
+def _empty_substitution(raw: str) -> bool:
+    inner = raw[2:-1] if raw.startswith("$(") else raw[1:-1]
+    return not inner.strip(" \t\n")
+
+
 class WordReader:
     """Reads word nodes of one source; findings go to the list passed per call."""
 
@@ -166,6 +192,8 @@ class WordReader:
         self.on_nested = on_nested
         #: (start, end) byte spans of ``$'…'`` strings tree-sitter read too long.
         self.misread: list[tuple[int, int]] = []
+        #: Unquoted words tree-sitter read across a blank (bash splits them there).
+        self.split: list[str] = []
 
     def read(self, nodes: Sequence[Node], findings: list[str]) -> Word:
         """The value of one bash word made of ``nodes`` (adjacent, in order)."""
@@ -192,8 +220,12 @@ class WordReader:
         for index, node in enumerate(nodes):
             kind = node.type
             raw = text(self.source, node.start_byte, node.end_byte)
-            if kind in _LITERAL_TYPES or kind == "number" or not (node.is_named or kind == "$"):
+            if kind == "``" or (kind == "command_substitution" and _empty_substitution(raw)):
+                value = mask = ""  # `` and $( ) expand to nothing: r``m is rm
+            elif kind in _LITERAL_TYPES or kind == "number" or not (node.is_named or kind == "$"):
                 value, mask = _unquoted(raw)
+                if kind == "word" and _SPLITS.search(mask):
+                    self.split.append(raw)  # tree-sitter reads `<<<{ }` as one word
             elif kind == "raw_string":
                 value = raw[1:-1]
                 mask = "_" * len(value)

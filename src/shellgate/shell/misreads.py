@@ -1,0 +1,199 @@
+"""Where tree-sitter-bash reads backslashes and blanks differently from bash.
+
+tree-sitter-bash 0.25 treats an escaped blank (backslash-space, backslash-tab)
+and a line continuation as whitespace between tokens, and lets a word that starts
+a line with a backslash run on from the line before. bash does neither:
+
+* ``ls;\\ #;rm -rf ~``: bash reads the word `` #`` and then runs ``rm``; the
+  parser sees a comment from ``#`` to the end of the line.
+* ``echo a\\⏎#; rm -rf /``: bash removes the continuation and reads ``a#`` (a
+  ``#`` inside a word starts no comment); the parser sees a comment.
+* ``cat x <<<\\ ⏎rm -rf /``: bash's here-string is a blank and ``rm`` is the
+  next command; the parser makes ``rm`` the here-string.
+* ``echo a⏎\\rm -rf /``: bash runs ``rm``; the parser glues ``⏎\\rm`` onto echo.
+
+:func:`find` looks at every gap between two tokens and at every unquoted word,
+and returns same-length patches that make the parser read the source as bash
+does: an escaped blank becomes an escaped ``_`` (one word character, as in
+bash), a continuation that glues two tokens becomes ``''`` (an empty quoted
+string, which glues them too), and a newline swallowed by a word becomes ``;``.
+The walker re-reads the patched source, so deny rules see every command, and
+notes the finding, so nothing of it is allowed without asking.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tree_sitter import Node
+
+Patch = tuple[int, int, bytes]  # (start, end, same-length replacement)
+
+# Token kinds whose inside is text, not shell syntax: gaps within them mean nothing.
+_TEXT = frozenset({"comment", "raw_string", "ansi_c_string", "string", "translated_string",
+                   "heredoc_body", "heredoc_start", "heredoc_end"})  # fmt: skip
+# Shell code inside those texts: audited as sequences of their own.
+_CODE = frozenset({"command_substitution", "process_substitution", "expansion",
+                   "arithmetic_expansion"})  # fmt: skip
+_REDIRECTS = frozenset({"file_redirect", "herestring_redirect"})
+# An odd run of backslashes before a blank: the last one escapes it.
+_ESCAPED_BLANK = re.compile(rb"((?<!\\)(?:\\\\)*)\\[ \t]")
+# Bytes after or before which bash ends a word (metacharacters and blanks).
+_BREAKS = frozenset(b" \t\n;&|()<>")
+
+
+def closed(source: bytes) -> bytes:
+    """``source`` with a lone backslash at its very end doubled.
+
+    bash keeps that backslash as a literal character of the last word; the
+    parser makes it an error. Doubled, both read the same word (and the
+    parser's offsets before it are unchanged).
+    """
+    if not source.endswith(b"\\"):
+        return source
+    run = len(source) - len(source.rstrip(b"\\"))
+    return source + b"\\" if run % 2 else source
+
+
+def escape_blanks(source: bytes) -> bytes:
+    """Every escaped blank in ``source`` spelt as an escaped ``_``.
+
+    To bash both are one word character outside quotes and literal text inside
+    them, so the structure is unchanged; the parser, which mistakes an escaped
+    blank for a separator, then reads the structure right. Done in one pass, so
+    ``ls;\\ #;ls;\\ #;…;rm`` (each misreading hiding the next) is one re-read.
+    """
+    return _ESCAPED_BLANK.sub(lambda m: m.group(1) + b"\\_", source)
+
+
+def find(root: Node, source: bytes) -> list[Patch]:
+    """Patches for every place the parser and bash read differently (usually none)."""
+    patches: list[Patch] = []
+    sequences = [root]
+    while sequences:
+        top = sequences.pop()
+        tokens = _tokens(top, sequences)
+        previous: Node | None = None
+        for token in tokens:
+            if token.start_byte == token.end_byte:
+                continue  # a MISSING token: nothing in the source (a parse error)
+            if token.type == "word":
+                _swallowed_newlines(token, source, patches)
+            if previous is None:
+                if top is root:  # before the first token: only blanks are allowed
+                    _gap_bytes(0, source[: token.start_byte], patches)
+            elif token.start_byte > previous.end_byte:
+                _gap(previous, token, source, patches)
+            elif token.start_byte == previous.end_byte and source[token.start_byte] == 0x5C:
+                _split_after_redirect(previous, token, source, patches)
+            if previous is None or token.end_byte > previous.end_byte:
+                previous = token
+        if top is root:  # after the last token (or in a source of none), the same
+            end = previous.end_byte if previous is not None else 0
+            _gap_bytes(end, source[end:], patches)
+    return sorted(set(patches))
+
+
+def _tokens(top: Node, sequences: list[Node]) -> list[Node]:
+    """The leaves under ``top`` in source order, text kinds kept whole.
+
+    Code inside a text kind (``"$(…)"``, a heredoc's substitutions) is queued on
+    ``sequences``. Sorted by offset: a heredoc's body comes after the rest of its
+    line in the source, but sits under its redirection in the tree.
+    """
+    out: list[Node] = []
+    stack = list(reversed(top.children))
+    while stack:
+        node = stack.pop()
+        if node.type in _TEXT:
+            out.append(node)
+            inner = list(node.children)
+            while inner:
+                child = inner.pop()
+                if child.type in _CODE:
+                    sequences.append(child)
+                else:
+                    inner.extend(child.children)
+        elif node.child_count == 0:
+            out.append(node)
+        else:
+            stack.extend(reversed(node.children))
+    out.sort(key=lambda n: n.start_byte)
+    return out
+
+
+def _gap(left: Node, right: Node, source: bytes, patches: list[Patch]) -> None:
+    start = left.end_byte
+    gap = source[start : right.start_byte]
+    if b"\\" not in gap:
+        return
+    continuations = _gap_bytes(start, gap, patches)
+    if continuations is None:
+        return
+    # Only continuations: bash glues the two tokens unless one ends a word anyway.
+    # Two word parts are glued by the walker already (``r\⏎m``); a comment, a
+    # keyword or punctuation is where the parser goes wrong.
+    if left.is_named and right.is_named and right.type != "comment":
+        return
+    before, after = source[left.end_byte - 1], source[right.start_byte]
+    if before not in _BREAKS and after not in _BREAKS:
+        patches.extend((at, at + 2, b"''") for at in continuations)
+
+
+def _gap_bytes(start: int, gap: bytes, patches: list[Patch]) -> list[int] | None:
+    """Patch the escaped characters in a gap that starts at ``start``.
+
+    Returns the offsets of its line continuations if the gap holds nothing
+    else (bash then glues its neighbours), else None.
+    """
+    continuations: list[int] = []
+    glued = True
+    i = 0
+    while i < len(gap):
+        if gap[i] != 0x5C:  # a blank: bash splits words here too
+            glued = False
+            i += 1
+        elif gap[i + 1 : i + 2] == b"\n":
+            continuations.append(start + i)  # a line continuation: bash removes it
+            i += 2
+        elif i + 1 == len(gap):  # it escapes the next token's first byte: glued
+            patches.append((start + i, start + i + 1, b"_"))
+            glued = False
+            i += 1
+        else:
+            # An escaped character: to bash part of a word, to the parser a blank.
+            patches.append((start + i, start + i + 2, b"\\_"))
+            glued = False
+            i += 2
+    return continuations if glued and continuations else None
+
+
+def _split_after_redirect(left: Node, right: Node, source: bytes, patches: list[Patch]) -> None:
+    """``<<<}\\x``: the parser ends the redirection's word before the backslash
+    and starts another word; bash reads one. No same-length spelling fixes the
+    parse, so the place is reported unchanged (the command asks)."""
+    node: Node | None = left
+    for _ in range(3):
+        node = node.parent if node is not None else None
+        if node is None:
+            return
+        if node.type in _REDIRECTS:
+            if right.start_byte >= node.end_byte:
+                patches.append((right.start_byte, right.start_byte + 1, b"\\"))
+            return
+
+
+def _swallowed_newlines(word: Node, source: bytes, patches: list[Patch]) -> None:
+    """An unescaped newline inside an unquoted word (one that starts a line with
+    a backslash): bash ends the command there, so it becomes ``;``."""
+    raw = source[word.start_byte : word.end_byte]
+    if b"\n" not in raw:
+        return
+    escaped = False
+    for i, byte in enumerate(raw):
+        if escaped:
+            escaped = False
+        elif byte == 0x5C:
+            escaped = True
+        elif byte == 0x0A:
+            patches.append((word.start_byte + i, word.start_byte + i + 1, b";"))
