@@ -83,6 +83,13 @@ async def bash(gate: Any, command: str, **extra: Any) -> Any:
             "kill -KILL $$", "(no output)\n[killed by signal: SIGKILL]", id="self-sigkill"
         ),
         pytest.param("cat", "(no output)", id="stdin-is-dev-null"),
+        # Opened read-write, as Popen's DEVNULL is: some tools write to fd 0.
+        pytest.param("echo hi >&0 && echo ok", "ok\n", id="stdin-is-writable-dev-null"),
+        # Nothing ignored: not Python's SIGPIPE/SIGXFSZ, not glibc's internal 32
+        # and 33 (posix_spawn leaves those ignored; the helper resets them).
+        pytest.param(
+            "grep SigIgn /proc/self/status", "SigIgn:\t0000000000000000\n", id="no-signal-ignored"
+        ),
     ],
 )
 async def test_result_text(gate: Any, command: str, expected: str) -> None:

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from shellgate.approval import AllowApprover
 from shellgate.executors import _hardening
+from shellgate.gate import Gate
+from tests.conftest import make_config
 
 pytestmark = pytest.mark.skipif(
     _hardening._trusted_helper() is None, reason="the sg-exec helper was not built here"
@@ -63,28 +67,50 @@ def test_close_fds_closes_inherited_descriptors() -> None:
     assert closed.stdout == "closed\n"
 
 
-#: Run argv[1:] with close_range answering ENOSYS, as on kernels before 5.9: the
-#: seccomp filter is installed, then kept across the exec (no preexec_fn needed).
+#: Run argv[3:] with close_range failing with errno argv[1] (ENOSYS: kernels
+#: before 5.9; EPERM: container seccomp profiles older than close_range), an
+#: inheritable descriptor at argv[2] and the soft open-files limit below it.
+#: The filter is kept across the exec (no preexec_fn needed).
 WITHOUT_CLOSE_RANGE = [
     sys.executable,
     "-c",
-    "import errno, os, sys, pyseccomp as s; f = s.SyscallFilter(s.ALLOW); "
-    "f.add_rule(s.ERRNO(errno.ENOSYS), 'close_range'); f.load(); os.execv(sys.argv[1], sys.argv[1:])",
+    "import os, resource, sys, pyseccomp as s\n"
+    "fd = os.open(os.devnull, os.O_RDONLY); os.dup2(fd, int(sys.argv[2])); os.close(fd)\n"
+    "resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))\n"
+    "f = s.SyscallFilter(s.ALLOW); f.add_rule(s.ERRNO(int(sys.argv[1])), 'close_range'); f.load()\n"
+    "os.execv(sys.argv[3], sys.argv[3:])",
 ]
+HIGH_FD = 200  # above the soft limit set there, as a host with many sockets may hold
 
 
-def test_close_fds_falls_back_without_close_range() -> None:
+@pytest.fixture(params=["built", "libc"])
+def helper_binary(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """The installed helper, and the same source built over libc (the non-x86_64 build)."""
+    if request.param == "built":
+        return _hardening.HELPER
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    source = Path(_hardening.HELPER).with_name("sg-exec.c")
+    target = tmp_path / "sg-exec-libc"
+    subprocess.run([cc, "-O2", "-o", str(target), str(source)], check=True, timeout=120)
+    return target
+
+
+@pytest.mark.parametrize("error", [errno.ENOSYS, errno.EPERM], ids=["ENOSYS", "EPERM"])
+def test_close_fds_falls_back_when_close_range_fails(error: int, helper_binary: Path) -> None:
     # First, that the filter really takes close_range away (436 on every 64-bit arch).
     check = "import ctypes; c = ctypes.CDLL(None, use_errno=True); " \
         "print(c.syscall(436, 1000, 1000, 0), ctypes.get_errno())"
-    probed = run([*WITHOUT_CLOSE_RANGE, sys.executable, "-c", check])
-    assert probed.stdout == f"-1 {errno.ENOSYS}\n"
-    fd = _leaky_fd()
-    try:
-        probe = f"[ -e /proc/self/fd/{fd} ] && echo open || echo closed"
-        done = run([*WITHOUT_CLOSE_RANGE, *helper("--close-fds", script=probe)], close_fds=False)
-    finally:
-        os.close(fd)
+    wrap = [*WITHOUT_CLOSE_RANGE, str(error), str(HIGH_FD)]
+    probed = run([*wrap, sys.executable, "-c", check])
+    assert probed.stdout == f"-1 {error}\n"
+    probe = f"[ -e /proc/self/fd/{HIGH_FD} ] && echo open || echo closed"
+    argv = helper(script=probe)
+    kept = run([*wrap, str(helper_binary), *argv[1:]])
+    assert kept.stdout == "open\n"  # the probe can tell: without the option it leaks
+    argv = helper("--close-fds", script=probe)
+    done = run([*wrap, str(helper_binary), *argv[1:]])
     assert (done.returncode, done.stdout, done.stderr) == (0, "closed\n", "")
 
 
@@ -109,3 +135,46 @@ def test_options_combine_in_any_order(tmp_path: Path) -> None:
     finally:
         os.close(fd)
     assert done.stdout == f"{tmp_path}\nclosed\n"
+
+
+OLD_HELPER = """#!/bin/sh
+# An sg-exec from before --chdir/--close-fds: those are usage errors (exit 126).
+case "$1" in --*) echo "usage: sg-exec PPID NOFILE NPROC CPU FSIZE AS DROPCAPS --" >&2; exit 126;; esac
+shift 8
+exec "$@"
+"""
+
+
+async def test_an_out_of_date_helper_is_found_and_worked_around(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stale helper (editable install, extension not rebuilt) would fail every
+    call with exit 126 if used with the new options: the gate probes it once and
+    spawns with a working directory of its own instead."""
+    old = tmp_path / "sg-exec"
+    old.write_text(OLD_HELPER)
+    old.chmod(0o755)
+    monkeypatch.setattr(_hardening, "HELPER", old)
+    assert _hardening._helper_features(str(old)) == "basic"
+    assert "out of date" in caplog.text
+    hardening = _hardening.Hardening.detect()
+    assert (hardening.helper, hardening.enters_workdir) == (str(old), False)
+    gate = Gate(make_config(tmp_path), approver=AllowApprover())
+    await gate.open()
+    try:
+        result = await gate.call("bash", {"command": "pwd", "description": "where"})
+    finally:
+        await gate.aclose()
+    assert result.text == f"{os.path.realpath(tmp_path / 'ws')}\n"
+
+
+def test_an_unusable_helper_falls_back_to_setpriv(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = tmp_path / "sg-exec"
+    broken.write_text("#!/bin/sh\nexit 126\n")
+    broken.chmod(0o755)
+    monkeypatch.setattr(_hardening, "HELPER", broken)
+    if shutil.which("setpriv") is None or shutil.which("prlimit") is None:
+        pytest.skip("needs setpriv and prlimit")
+    assert _hardening.Hardening.detect().prefix_kind == "setpriv"

@@ -12,15 +12,18 @@ itself: making it a child subreaper.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import stat
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from shellgate.config import Limits
 
 HELPER = Path(__file__).parent / "_helper" / "sg-exec"
+log = logging.getLogger("shellgate.executors")
 
 _subreaper_pid: int | None = None
 
@@ -49,6 +52,40 @@ def _trusted_helper() -> str | None:
     return str(HELPER)
 
 
+_probed: dict[tuple[str, int, int], str | None] = {}
+
+
+def _helper_features(helper: str) -> str | None:
+    """What this helper binary can do here: "full", "basic" or None (it cannot run).
+
+    Run once per binary and process: a helper left from an older build (an
+    editable install whose extension was not rebuilt) lacks ``--chdir`` and
+    ``--close-fds``; a wrong-architecture one cannot run at all. Either way every
+    command would fail with exit 126, so the gate finds out up front.
+    """
+    st = os.stat(helper)
+    key = (helper, st.st_mtime_ns, st.st_size)
+    if key in _probed:
+        return _probed[key]
+    base = [str(os.getpid()), "0", "0", "0", "0", "0", "0", "--", "/bin/sh", "-c", "exit 0"]
+    found: str | None = None
+    for features, options in (("full", ["--chdir", "/", "--close-fds"]), ("basic", [])):
+        try:
+            done = subprocess.run(
+                [helper, *options, *base], capture_output=True, timeout=10, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            break
+        if done.returncode == 0:
+            found = features
+            break
+    if found != "full":
+        log.warning("the sg-exec helper %s is %s; rebuild it (pip install -e .)", helper,
+                    "out of date" if found else "unusable")  # fmt: skip
+    _probed[key] = found
+    return found
+
+
 @dataclass(frozen=True)
 class Hardening:
     """How child-side settings get into the argv on this host."""
@@ -57,12 +94,14 @@ class Hardening:
     helper: str | None
     setpriv: str | None
     prlimit: str | None
+    helper_enters: bool = True  # the helper has --chdir and --close-fds
 
     @classmethod
     def detect(cls) -> Hardening:
         helper = _trusted_helper()
-        if helper is not None:
-            return cls("sg-exec", helper, None, None)
+        features = _helper_features(helper) if helper is not None else None
+        if helper is not None and features is not None:
+            return cls("sg-exec", helper, None, None, helper_enters=features == "full")
         setpriv, prlimit = shutil.which("setpriv"), shutil.which("prlimit")
         if setpriv is None or prlimit is None:
             from shellgate.errors import ExecutionError
@@ -76,7 +115,7 @@ class Hardening:
     @property
     def enters_workdir(self) -> bool:
         """Whether :meth:`prefix` can enter the workdir and close inherited fds."""
-        return self.helper is not None
+        return self.helper is not None and self.helper_enters
 
     def prefix(
         self,

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import math
 import os
 import signal
 import subprocess
@@ -86,6 +87,8 @@ def _has_children() -> bool:
         os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT | _WALL)
     except ChildProcessError:
         return False
+    except OSError:  # pragma: no cover - unexpected: assume there are, and look
+        return True
     return True
 
 
@@ -104,12 +107,15 @@ async def reap_orphan(pid: int | None, timeout_s: float) -> None:
         fields = _stat_fields(pid)
         if fields is None or fields[1] != os.getpid():
             return
-        if fields[0] == "Z" or loop.time() >= deadline:
-            if fields[0] != "Z":
-                _signal_pid(pid, signal.SIGKILL)
+        if fields[0] == "Z":
             with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
+                os.waitpid(pid, os.WNOHANG)
             return
+        if loop.time() >= deadline:
+            # Still our child, so still this process: SIGKILL, then poll until it
+            # is collectable (never a blocking wait on the event loop).
+            _signal_pid(pid, signal.SIGKILL)
+            deadline = math.inf
         await asyncio.sleep(pause)
         pause = min(pause * 2, _POLL_S)
 
@@ -149,23 +155,41 @@ class _Child:
         self.popen = popen
         self.returncode: int | None = None
 
-    def reap(self) -> None:
-        """Collect the exit status; called once the pidfd said the leader exited."""
+    def reap(self) -> bool:
+        """Collect the exit status if the leader has exited; never blocks.
+
+        Called when the pidfd said it exited, so it normally succeeds at once.
+        """
+        if self.returncode is not None:
+            return True
         if self.popen is not None:
-            self.returncode = self.popen.wait()
-            return
+            code = self.popen.poll()
+            self.returncode = code
+            return code is not None
         try:
-            _, status = os.waitpid(self.pid, 0)
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
         except ChildProcessError:  # reaped behind our back (a host's SIGCHLD handler)
             self.returncode = 0  # what Popen reports then, too
-            return
+            return True
+        if pid == 0:
+            return False
         self.returncode = os.waitstatus_to_exitcode(status)
+        return True
 
     def kill(self) -> None:
-        """SIGKILL and reap (a failure right after the spawn)."""
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGKILL)
-        self.reap()
+        """SIGKILL the group and reap the leader (a failure right after the spawn).
+
+        The leader is still unreaped, so its pid (the group's id) cannot have been
+        reused; whatever it started is in its new session's group too.
+        """
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+        if self.popen is not None:
+            self.returncode = self.popen.wait()  # SIGKILLed: a moment at most
+            return
+        with contextlib.suppress(ChildProcessError):
+            _, status = os.waitpid(self.pid, 0)
+            self.returncode = os.waitstatus_to_exitcode(status)
 
 
 def _spawn_child(
@@ -181,6 +205,9 @@ def _spawn_child(
     inherited descriptor itself (``sg-exec --chdir --close-fds``): then
     ``posix_spawn`` is safe and cheaper. Our read ends are close-on-exec.
     """
+    # posix_spawn keeps every inheritable fd: only the helper's --close-fds may
+    # stand in for close_fds, and it has nothing to pass through.
+    assert cwd is not None or not pass_fds, "cwd=None (helper path) cannot pass fds"
     out_r, out_w = os.pipe2(os.O_CLOEXEC)
     err_r, err_w = os.pipe2(os.O_CLOEXEC)
     try:
@@ -190,7 +217,8 @@ def _spawn_child(
                 list(argv),
                 env,
                 file_actions=[
-                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                    # O_RDWR as Popen's DEVNULL: `echo x >&0` works as it does there.
+                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDWR, 0),
                     (os.POSIX_SPAWN_DUP2, out_w, 1),
                     (os.POSIX_SPAWN_DUP2, err_w, 2),
                 ],
@@ -243,6 +271,7 @@ class _Watch:
         self.eof: dict[int, asyncio.Future[None]] = {}
         self._fds: list[int] = []
         self._pidfd = -1
+        self._retry: asyncio.TimerHandle | None = None
         try:
             self._pidfd = os.pidfd_open(child.pid)
             self.loop.add_reader(self._pidfd, self._on_exit)
@@ -266,10 +295,16 @@ class _Watch:
             raise
 
     def _on_exit(self) -> None:
-        self.loop.remove_reader(self._pidfd)
-        os.close(self._pidfd)
-        self._pidfd = -1
-        self.child.reap()  # the pidfd said it exited: this reaps without blocking
+        self._retry = None
+        if self._pidfd >= 0:
+            self.loop.remove_reader(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = -1
+        if not self.child.reap():
+            # Said to have exited, not yet collectable: look again shortly
+            # (never a blocking wait on the loop's thread).
+            self._retry = self.loop.call_later(_POLL_S / 10, self._on_exit)
+            return
         if not self.exited.done():
             self.exited.set_result(None)
 
@@ -301,6 +336,9 @@ class _Watch:
             self.loop.remove_reader(self._pidfd)
             os.close(self._pidfd)
             self._pidfd = -1
+        if self._retry is not None:
+            self._retry.cancel()
+            self._retry = None
 
 
 @dataclass

@@ -15,8 +15,8 @@
  * - parent-death signal SIGKILL, then a re-check that the parent is still the
  *   expected one (it may have died between fork and prctl);
  * - --chdir DIR: enter the working directory, and --close-fds: close every
- *   descriptor above stderr (close_range, or one by one below the open-files
- *   limit on kernels before 5.9). Together they let the gate spawn with
+ *   descriptor above stderr (close_range, or each one listed in /proc/self/fd
+ *   where close_range fails). Together they let the gate spawn with
  *   posix_spawn, which has neither a cwd nor close_fds of its own and is about
  *   75 us cheaper a call than subprocess.Popen;
  * - no_new_privs (setuid/file-capability binaries gain nothing);
@@ -56,12 +56,15 @@ typedef int pid_t;
 #define SYS_chdir 80
 #define SYS_getppid 110
 #define SYS_prctl 157
+#define SYS_getdents64 217
 #define SYS_openat 257
 #define SYS_prlimit64 302
 #define SYS_close_range 436
 
 #define AT_FDCWD (-100)
 #define O_WRONLY 01
+#define O_RDONLY 0
+#define O_DIRECTORY 0200000
 #define O_CLOEXEC 02000000
 #define F_SETFD 2
 #define FD_CLOEXEC 1
@@ -105,6 +108,8 @@ struct ksigaction { void (*handler)(int); unsigned long flags; void (*restorer)(
 static long sys_write(int fd, const void *buf, size_t n) { return sys6(SYS_write, fd, (long)buf, (long)n, 0, 0, 0); }
 static long sys_close(int fd) { return sys6(SYS_close, fd, 0, 0, 0, 0, 0); }
 static long sys_open_wronly(const char *path) { return sys6(SYS_openat, AT_FDCWD, (long)path, O_WRONLY | O_CLOEXEC, 0, 0, 0); }
+static long sys_open_dir(const char *path) { return sys6(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0, 0); }
+static long sys_getdents(int fd, void *buf, size_t n) { return sys6(SYS_getdents64, fd, (long)buf, (long)n, 0, 0, 0); }
 static long sys_prctl(long op, long a, long b, long c, long d) { return sys6(SYS_prctl, op, a, b, c, d, 0); }
 static long sys_getppid(void) { return sys6(SYS_getppid, 0, 0, 0, 0, 0, 0); }
 static long sys_getrlimit(int res, struct rlim64 *old) { return sys6(SYS_prlimit64, 0, res, 0, (long)old, 0, 0); }
@@ -128,6 +133,10 @@ static long sys_sigaction(int sig, void (*handler)(int)) {
   act.flags = SA_RESTORER;
   act.restorer = sg_restorer;
   act.mask = 0;
+  return sys6(SYS_rt_sigaction, sig, (long)&act, 0, 8, 0, 0);
+}
+static long sys_sigdefault(int sig) {
+  struct ksigaction act = {0, 0, 0, 0};
   return sys6(SYS_rt_sigaction, sig, (long)&act, 0, 8, 0, 0);
 }
 static long sys_sigmask(int how, unsigned long set, unsigned long *old) {
@@ -171,6 +180,8 @@ static long R(long value) { return value < 0 ? -(long)errno : value; }
 static long sys_write(int fd, const void *buf, size_t n) { return R(write(fd, buf, n)); }
 static long sys_close(int fd) { return R(close(fd)); }
 static long sys_open_wronly(const char *path) { return R(open(path, O_WRONLY | O_CLOEXEC)); }
+static long sys_open_dir(const char *path) { return R(open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)); }
+static long sys_getdents(int fd, void *buf, size_t n) { return R(syscall(SYS_getdents64, fd, buf, n)); }
 static long sys_prctl(long op, long a, long b, long c, long d) { return R(prctl((int)op, a, b, c, d)); }
 static long sys_getppid(void) { return getppid(); }
 static long sys_getrlimit(int res, struct rlim64 *old) {
@@ -204,6 +215,12 @@ static long sys_sigaction(int sig, void (*handler)(int)) {
   sa.sa_handler = handler;
   sigemptyset(&sa.sa_mask);
   return R(sigaction(sig, &sa, NULL));
+}
+/* Raw: glibc's sigaction() refuses its own internal signals (32 and 33). A
+   zeroed kernel sigaction is SIG_DFL, no flags, empty mask on every layout. */
+static long sys_sigdefault(int sig) {
+  unsigned long act[4] = {0, 0, 0, 0};
+  return R(syscall(SYS_rt_sigaction, sig, act, NULL, 8));
 }
 static long sys_sigmask(int how, unsigned long set, unsigned long *old) {
   sigset_t s, o;
@@ -291,16 +308,44 @@ static void join_cgroup(const char *procs) {
 }
 
 /* Close every descriptor from 3 up: what the gate process holds open without
-   close-on-exec (a host's sockets, say) must not reach the command. */
+   close-on-exec (a host's sockets, say) must not reach the command.
+   close_range first (Linux 5.9+). Any error from it (ENOSYS on old kernels,
+   EPERM from a container's seccomp profile that predates it) falls back to the
+   list in /proc/self/fd, which names every open descriptor whatever the limits;
+   only without /proc, to a loop up to the hard open-files limit. */
+static int close_listed(void) {
+  long dir = sys_open_dir("/proc/self/fd");
+  if (dir < 0) return 0;
+  /* 8-byte aligned: getdents64 records hold 64-bit fields. */
+  unsigned long words[512];
+  char *buf = (char *)words;
+  for (;;) {
+    long n = sys_getdents(dir, buf, sizeof words);
+    if (n < 0) die("close descriptors", n);
+    if (n == 0) break;
+    /* Closing a descriptor does not move the listing: its offsets are fd numbers. */
+    for (long at = 0; at < n;) {
+      unsigned short reclen = *(unsigned short *)(buf + at + 16);
+      const char *name = buf + at + 19;
+      at += reclen;
+      if (name[0] < '0' || name[0] > '9') continue; /* "." and ".." */
+      unsigned long fd = 0;
+      for (const char *c = name; *c >= '0' && *c <= '9'; c++) fd = fd * 10 + (unsigned long)(*c - '0');
+      if (fd > 2 && fd != (unsigned long)dir) sys_close((int)fd);
+    }
+  }
+  sys_close((int)dir);
+  return 1;
+}
+
 static void close_inherited(void) {
-  long r = sys_close_range(3);
-  if (r == 0) return;
-  if (r != -ENOSYS && r != -EINVAL) die("close descriptors", r);
+  if (sys_close_range(3) == 0) return;
+  if (close_listed()) return;
   struct rlim64 cur;
   cur.cur = cur.max = 0;
-  r = sys_getrlimit(RLIMIT_NOFILE, &cur);
+  long r = sys_getrlimit(RLIMIT_NOFILE, &cur);
   if (r < 0) die("close descriptors", r);
-  for (unsigned long fd = 3; fd < cur.cur; fd++) sys_close((int)fd);
+  for (unsigned long fd = 3; fd < cur.max && fd < (1UL << 31); fd++) sys_close((int)fd);
 }
 
 /* Exec the command; only returns (127, after saying why) if the exec failed. */
@@ -419,6 +464,11 @@ static int sg_main(int argc, char **argv, char **envp) {
     }
   }
   if (close_fds) close_inherited();
+  /* glibc's posix_spawn leaves its internal signals 32 and 33 ignored in the
+     child, and an ignored signal stays ignored across exec: give the command
+     the default, as a fork-and-exec spawn would (musl, say, uses them). */
+  sys_sigdefault(32);
+  sys_sigdefault(33);
   r = sys_prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   if (r < 0) die("no_new_privs", r);
   limit(RLIMIT_NOFILE, argv[2], "open files limit");
