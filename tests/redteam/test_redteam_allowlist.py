@@ -75,6 +75,16 @@ PROTECTED_WRITES = [
     pytest.param(f"printf 'touch /tmp/pwned\\n' | uniq - {HOME}/.bashrc", id="uniq-bashrc"),
     pytest.param("tree -o .git/hooks/pre-commit", id="tree-o-hook"),
     pytest.param(f"tree -o {HOME}/.bashrc", id="tree-o-bashrc"),
+    # GNU getopt_long takes any unambiguous prefix of a long option.
+    pytest.param(f"sort --o={HOME}/.bashrc x", id="sort-o-abbreviated"),
+    pytest.param(f"sort --outp {HOME}/.bashrc x", id="sort-outp-next-word"),
+    pytest.param("cp --targ=.git/hooks x", id="cp-targ"),
+    pytest.param("mv --target=.git/hooks x", id="mv-target"),
+    pytest.param("install --t=.git/hooks x", id="install-t"),
+    pytest.param("install --dir .git/hooks/x", id="install-dir"),
+    pytest.param("sed --in-pl s/a/b/ .git/config", id="sed-in-pl"),
+    pytest.param("sed --in-place=.bak s/a/b/ .git/config", id="sed-in-place-suffix"),
+    pytest.param(f"tar --cr --fi={HOME}/.bashrc x", id="tar-create-abbreviated"),
 ]
 
 

@@ -56,6 +56,7 @@ _INTERPRETERS: list[tuple[re.Pattern[str], _Interp]] = [
     (re.compile(r"Rscript|osascript|expect"), _Interp("ec")),
     (re.compile(r"tclsh[\d.]*|wish[\d.]*|irb|jshell"), _Interp()),
 ]
+_PYTHON = _INTERPRETERS[0][0]
 _ANY_INTERPRETER = re.compile("|".join(f"(?:{p.pattern})" for p, _ in _INTERPRETERS))
 _BUILTIN_NAMES = frozenset(
     {"eval", "source", ".", "alias", "trap", "let", "enable", "fc", "bind", "complete",
@@ -222,6 +223,8 @@ def read_form(form: Argv, out: Reading) -> None:
     if tool is not None:
         tool(form, out)
         return
+    if len(form) > 2 and form[1] == "-m" and form[2] in TOOLS and _PYTHON.fullmatch(name):
+        TOOLS[form[2]](form[2:], out)  # python -m mypy …: the module's own options
     if name not in _INTERESTING and _ANY_INTERPRETER.fullmatch(name) is None:
         return  # the common case: a command with no inline code to find
     if name in SHELLS:

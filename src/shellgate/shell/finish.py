@@ -12,6 +12,7 @@ import os
 from collections.abc import Sequence
 from functools import lru_cache
 
+from shellgate.shell.buildtools import output_operands
 from shellgate.shell.commands import SAFE_ASSIGNMENTS, Reading, read_forms
 from shellgate.shell.drafts import Argv, Draft, Sink
 from shellgate.shell.spellings import resolved_operands, respellings
@@ -39,8 +40,17 @@ _OBVIOUS_WRITERS = frozenset(
 @lru_cache(maxsize=4096)
 def _read_argv(
     argv: Argv,
-) -> tuple[tuple[Argv, ...], tuple[str, ...], tuple[tuple[str, str], ...], bool, tuple[str, ...]]:
-    """(forms, findings, payloads, reads stdin as a shell, write operands) of one argv."""
+) -> tuple[
+    tuple[Argv, ...],
+    tuple[str, ...],
+    tuple[tuple[str, str], ...],
+    bool,
+    tuple[str, ...],
+    tuple[str, ...],
+]:
+    """(forms, findings, payloads, reads stdin as a shell, write operands, outputs) of
+    one argv. Outputs: files a build tool writes through an option (a report, a
+    log), fine inside the working directory (see :func:`finish`)."""
     unwrapped = unwrap(argv)
     for other in respellings(argv):
         extra = unwrap(other).forms
@@ -52,11 +62,16 @@ def _read_argv(
         findings.append(f"more than {MAX_FORMS} wrapper readings; not all were checked")
     operands: list[str] = []
     surprising: list[str] = []
+    outputs: list[str] = []
     for form in unwrapped.forms:
         targets = write_operands(form)
         operands.extend(targets)
         if targets and os.path.basename(form[0]) not in _OBVIOUS_WRITERS:
             surprising.extend(targets)
+        files, wiped = output_operands(form)
+        operands.extend((*files, *wiped))
+        outputs.extend(files)
+        findings.extend(f"'{form[0]}' empties or deletes '{target}'" for target in wiped)
     findings.extend(
         f"writes '{target}' via its operand"
         for target in dict.fromkeys(surprising)
@@ -68,7 +83,12 @@ def _read_argv(
         (*unwrapped.payloads, *reading.payloads),
         reading.stdin_shell,
         tuple(operands),
+        tuple(dict.fromkeys(outputs)),
     )
+
+
+def _inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
 def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[tuple[str, str]]:
@@ -90,9 +110,13 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[tuple[s
             payloads.extend(later.payloads)
     operands: tuple[str, ...] = ()
     if draft.argv:
-        forms, found, given, stdin_shell, operands = _read_argv(draft.argv)
+        forms, found, given, stdin_shell, operands, outputs = _read_argv(draft.argv)
         draft.forms = list(forms)
         findings.extend(found)
+        for target in outputs:
+            where = resolve(target, sink.cwd)
+            if not sink.cwd_known or not _inside(where, sink.workdir):
+                findings.append(f"'{draft.argv[0]}' writes '{target}' outside the workdir")
         payloads.extend(given)
         if stdin_shell:
             payloads.extend(("stdin script", content) for content in stdin_texts if content)

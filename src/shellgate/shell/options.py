@@ -27,6 +27,9 @@ class Grammar:
     long_arg: frozenset[str] = field(default_factory=frozenset)
     positionals: int = 0
     assignments: bool = False
+    #: ``--long`` options without an argument that matter to a caller
+    #: (``--in-place``): named so their GNU abbreviations (``--in-pl``) resolve.
+    long_flags: frozenset[str] = field(default_factory=frozenset)
 
 
 def is_assignment(word: str) -> bool:
@@ -40,18 +43,32 @@ def is_assignment(word: str) -> bool:
     )
 
 
+def _expand(name: str, grammar: Grammar) -> list[str]:
+    """The long options ``name`` stands for: itself, or what it abbreviates.
+
+    getopt_long (and argparse) accept any unambiguous prefix: ``--targ`` is
+    ``--target-directory``. A prefix of several known options is read as each of
+    them (the tool would refuse it as ambiguous; reading more only adds findings).
+    """
+    if name in grammar.long_arg or name in grammar.long_flags or len(name) < 3:
+        return [name]
+    found = sorted(full for full in grammar.long_arg | grammar.long_flags if full.startswith(name))
+    return found or [name]
+
+
 def _one(args: Sequence[str], i: int, grammar: Grammar, options: list[Option]) -> int:
     """Consume the option at ``args[i]``; return the index after it and its argument."""
     word = args[i]
     if word.startswith("--"):
         name, eq, value = word.partition("=")
+        names = _expand(name, grammar)
         if eq:
-            options.append((name, value))
+            options.extend((full, value) for full in names)
             return i + 1
-        if name in grammar.long_arg:
-            options.append((name, args[i + 1] if i + 1 < len(args) else None))
+        if any(full in grammar.long_arg for full in names):
+            options.extend((full, args[i + 1] if i + 1 < len(args) else None) for full in names)
             return i + 2
-        options.append((name, None))
+        options.extend((full, None) for full in names)
         return i + 1
     for j in range(1, len(word)):
         letter = word[j]

@@ -18,6 +18,8 @@ import re
 from collections.abc import Callable
 from typing import Protocol
 
+from shellgate.shell import buildtools
+
 Argv = tuple[str, ...]
 
 _FD_VALUE_LETTERS = frozenset("edtEcjSoC")
@@ -263,3 +265,4 @@ TOOLS: dict[str, Callable[[Argv, Out], None]] = {
     "file": _file,
     "printf": _printf,
 }
+TOOLS.update(buildtools.TOOLS)

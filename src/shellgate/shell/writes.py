@@ -21,8 +21,10 @@ _MODE = re.compile(r"[0-7]{1,4}|[ugoa]*[-+=][rwxXstugo]*(,[ugoa]*[-+=][rwxXstugo
 _REMOTE = re.compile(r"^[^/]*:")  # host:path (rsync, scp) is not a local write
 
 
-def _g(short: str = "", long: str = "") -> Grammar:
-    return Grammar(short, frozenset(long.split()))
+def _g(short: str = "", long: str = "", flags: str = "") -> Grammar:
+    """``long``: long options taking an argument; ``flags``: those without one
+    that decide what is written (named so their abbreviations resolve)."""
+    return Grammar(short, frozenset(long.split()), long_flags=frozenset(flags.split()))
 
 
 def _target_dir(options: list[Option]) -> list[str]:
@@ -111,7 +113,7 @@ def _sort(options: list[Option], args: list[str]) -> list[str]:
 
 def _tar(options: list[Option], args: list[str]) -> list[str]:
     names = {name for name, _ in options}
-    if "-c" in names or "--create" in names or "-r" in names or "-u" in names:
+    if names & {"-c", "--create", "-r", "--append", "-u", "--update"}:
         return values(options, "-f", "--file")
     if "-x" in names or "--extract" in names or "--get" in names:
         return values(options, "-C", "--directory") or ["."]
@@ -143,14 +145,14 @@ def _find(options: list[Option], args: list[str]) -> list[str]:
     return []
 
 
-_SED_GRAMMAR = _g("efl", "--expression --file --line-length")
+_SED_GRAMMAR = _g("efl", "--expression --file --line-length", "--in-place")
 
 WRITERS: dict[str, tuple[Grammar, Callable[[list[Option], list[str]], list[str]]]] = {
     "tee": (_g(), _all),
     "cp": (_g("tS", "--target-directory --suffix"), _copy_like(False)),
     "mv": (_g("tS", "--target-directory --suffix"), _copy_like(True)),
-    "install": (_g("tSgmo", "--target-directory --suffix --group --mode --owner"),
-                _copy_like(False)),
+    "install": (_g("tSgmo", "--target-directory --suffix --group --mode --owner",
+                   "--directory"), _copy_like(False)),
     "ln": (_g("tS", "--target-directory --suffix"), _ln),
     "touch": (_g("drt", "--date --reference"), _all),
     "truncate": (_g("sr", "--size --reference"), _all),
@@ -168,21 +170,22 @@ WRITERS: dict[str, tuple[Grammar, Callable[[list[Option], list[str]], list[str]]
                  "--password-file --out-format --timeout --port --bwlimit --chown"), _rsync),
     "curl": (_g("oDcdHuAeXxrTKFEwmzY", "--output --dump-header --cookie-jar --trace "
                 "--trace-ascii --output-dir --data --header --user --user-agent --referer "
-                "--request --proxy --range --upload-file --config --form --cert --max-time"),
-             _curl),
+                "--request --proxy --range --upload-file --config --form --cert --max-time",
+                "--remote-name --remote-name-all"), _curl),
     "wget": (_g("OoaPeUt", "--output-document --output-file --append-output "
                 "--directory-prefix --execute --user-agent --tries"), _wget),
     "sed": (_SED_GRAMMAR, _sed),
     "gsed": (_SED_GRAMMAR, _sed),
     "sort": (_g("okStT", "--output --key --buffer-size --field-separator "
                 "--temporary-directory"), _sort),
-    "tar": (_g("fCbTXVNgKL", "--file --directory --exclude --files-from"), _tar),
+    "tar": (_g("fCbTXVNgKL", "--file --directory --exclude --files-from",
+               "--create --extract --get --append --update"), _tar),
     "find": (_g(), _find),
     "uniq": (_g("fsw", "--skip-fields --skip-chars --check-chars"), _uniq),
     "tree": (_g("LPIoHT", "--charset --filelimit --timefmt --sort --fromfile --gitfile "
                 "--infile --hintro --houtro"), _tree),
     "file": (_g("mfFeP", "--magic-file --files-from --separator --exclude --exclude-quiet "
-                "--parameter"), _file),
+                "--parameter", "--compile"), _file),
 }  # fmt: skip
 
 

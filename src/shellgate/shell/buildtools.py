@@ -1,0 +1,298 @@
+"""Build and developer tools that policies allow by name, and their options that
+run code the policy never saw.
+
+An admin who allows ``make *``, ``cargo build *``, ``go test *``, ``tox *`` or
+``kubectl get *`` allows the project's own build (or a read of the cluster).
+Some options put *new* code in the command line instead: a makefile in
+``--eval`` or on stdin, a cargo ``--config`` runner or rustc wrapper, ``go test
+-exec PROG``, a tox ``--override`` of its commands, a kubeconfig (from stdin or
+any file) whose exec credential plugin runs a program, ``mypy --install-types``
+(pip installs, and so runs, packages). Each is a finding, so the allow rule
+cannot auto-allow it. Writes these tools make (``--output`` files, pytest's
+``--basetemp``, which it also empties) are in ``writes.py``.
+
+Option grammars follow each tool's parser: GNU getopt_long and Python's argparse
+accept unambiguous prefixes of long options (``--ev`` is make's ``--eval``),
+clap (cargo, ruff) does not; Go's flag package takes ``-flag`` or ``--flag``,
+with ``=value`` or the next word.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Protocol
+
+Argv = tuple[str, ...]
+
+
+class Out(Protocol):
+    findings: list[str]
+    payloads: list[tuple[str, str]]
+
+
+#: Makefile sources that are the command line itself, not a file in the project.
+_STDIN_NAMES = re.compile(r"-|/dev/(stdin|fd/\d+)|/proc/(self|thread-self|\d+)/fd/\d+")
+#: make variables that decide how every recipe line is run.
+_MAKE_RUNNERS = frozenset({"SHELL", ".SHELLFLAGS", "MAKESHELL", "MAKE", "MAKEFLAGS", "MFLAGS"})
+_SHELL_SYNTAX = re.compile(r"[;&|`$()<>\n]")
+
+
+def _long(word: str, full: str, shortest: int) -> bool:
+    """``word`` (``--name`` or ``--name=v``) names ``full`` or abbreviates it."""
+    name = word.partition("=")[0]
+    return len(name) >= shortest and full.startswith(name)
+
+
+def _value(form: Argv, i: int) -> str:
+    """The argument of the option at ``form[i]``: glued after ``=`` or the next word."""
+    word = form[i]
+    if "=" in word:
+        return word.partition("=")[2]
+    return form[i + 1] if i + 1 < len(form) else ""
+
+
+def _makefile_option(word: str) -> bool:
+    return _long(word, "--file", 4) or _long(word, "--makefile", 4)
+
+
+def _make(form: Argv, out: Out) -> None:
+    for i, word in enumerate(form[1:], start=1):
+        if word == "--":
+            break
+        if word.startswith("--"):
+            if _long(word, "--eval", 4):
+                out.findings.append(f"'{form[0]} --eval' runs a makefile given on the command line")
+            elif _makefile_option(word) and _STDIN_NAMES.fullmatch(_value(form, i)):
+                out.findings.append(f"'{form[0]} {word[:20]}' reads its makefile from stdin")
+            continue
+        if word.startswith("-") and len(word) > 1:
+            letters = word[1:]
+            for j, letter in enumerate(letters):
+                rest = letters[j + 1 :] or (form[i + 1] if i + 1 < len(form) else "")
+                if letter == "E":
+                    out.findings.append(f"'{form[0]} -E' runs a makefile given on the command line")
+                elif letter == "f" and _STDIN_NAMES.fullmatch(rest):
+                    out.findings.append(f"'{form[0]} -f {rest}' reads its makefile from stdin")
+                if letter in "CEfIiloOWj":  # options taking an argument end the bundle
+                    break
+            continue
+        name, eq, value = word.partition("=")
+        if eq and (name.strip(" :+?!") in _MAKE_RUNNERS or _SHELL_SYNTAX.search(value)):
+            out.findings.append(
+                f"'{form[0]} {word[:40]}' sets a variable that can change what recipes run"
+            )
+
+
+def _cargo(form: Argv, out: Out) -> None:
+    for word in form[1:]:
+        if word == "--":
+            break
+        if word == "--config" or word.startswith("--config="):
+            out.findings.append(
+                f"'{form[0]} --config' can set a runner, linker or rustc wrapper that runs programs"
+            )
+            return
+        if word.startswith(("-Z", "--manifest-path=/dev/")):
+            out.findings.append(f"'{form[0]} {word[:30]}' changes what cargo builds or runs")
+            return
+
+
+_GO_RUNNERS = ("exec", "toolexec", "vettool")
+
+
+def _go(form: Argv, out: Out) -> None:
+    for word in form[2:]:
+        if word == "--":
+            break
+        name = word.lstrip("-").partition("=")[0]
+        if word.startswith("-") and name in _GO_RUNNERS:
+            out.findings.append(f"'{form[0]} {form[1]} -{name}' runs a program of its choosing")
+            return
+
+
+def _kubectl(form: Argv, out: Out) -> None:
+    for word in form[1:]:
+        if word == "--":
+            break
+        if word == "--kubeconfig" or word.startswith("--kubeconfig="):
+            out.findings.append(
+                f"'{form[0]} --kubeconfig': a kubeconfig's exec credential plugin runs a program"
+            )
+            return
+
+
+def _tox(form: Argv, out: Out) -> None:
+    for word in form[1:]:
+        if word == "--":
+            break
+        if word[:1] == "-" and word[1:2] != "-" and "x" in word:  # -x, -rx, -xKEY=V
+            out.findings.append(f"'{form[0]} -x' overrides its configuration (what it runs)")
+            return
+        if word.startswith("--") and _long(word, "--override", 5):
+            out.findings.append(f"'{form[0]} --override' overrides the commands it runs")
+            return
+
+
+def _mypy(form: Argv, out: Out) -> None:
+    for word in form[1:]:
+        if word == "--":
+            break
+        if word.startswith("--") and _long(word, "--install-types", 5):
+            out.findings.append(f"'{form[0]} --install-types' installs (and so runs) packages")
+            return
+
+
+def _npm(form: Argv, out: Out) -> None:
+    for word in form[1:]:
+        if word == "--":
+            break
+        name = word.partition("=")[0]
+        if name in ("--script-shell", "--node-options", "--userconfig", "--globalconfig"):
+            out.findings.append(f"'{form[0]} {name}' changes what npm scripts run")
+            return
+
+
+TOOLS: dict[str, Callable[[Argv, Out], None]] = {
+    "make": _make,
+    "gmake": _make,
+    "cargo": _cargo,
+    "go": _go,
+    "kubectl": _kubectl,
+    "tox": _tox,
+    "mypy": _mypy,
+    "dmypy": _mypy,
+    "npm": _npm,
+}
+
+
+# -- files they write through an option ------------------------------------------
+
+_GIT_GLOBAL_ARGS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                              "--exec-path", "--config-env", "--super-prefix"})  # fmt: skip
+
+
+def _git_outputs(form: Argv) -> tuple[list[str], list[str]]:
+    """``git log/show/diff --output=F``, ``format-patch -o D``, ``archive -o F``,
+    ``bundle create F``; relative ones under ``git -C DIR``."""
+    base = ""
+    i, n = 1, len(form)
+    while i < n and form[i].startswith("-"):  # global options before the subcommand
+        word = form[i]
+        if word in _GIT_GLOBAL_ARGS:
+            if word == "-C" and i + 1 < n:
+                base = _join(base, form[i + 1])
+            i += 2
+        else:
+            i += 1
+    sub = form[i] if i < n else ""
+    out: list[str] = []
+    words = form[i + 1 :]
+    for j, word in enumerate(words):
+        if word == "--":
+            break
+        name = word.partition("=")[0]
+        if name.startswith("--output-indicator"):
+            continue
+        if len(name) >= 5 and any(o.startswith(name) for o in ("--output", "--output-directory")):
+            out.append(_value(words, j))
+        elif word == "-o" and sub in ("format-patch", "archive") and j + 1 < len(words):
+            out.append(words[j + 1])
+        elif word.startswith("-o") and len(word) > 2 and sub in ("format-patch", "archive"):
+            out.append(word[2:])
+    if sub == "bundle" and words[:1] == ("create",) and len(words) > 1:
+        out.append(words[1])
+    return [_join(base, t) for t in out if t], []
+
+
+def _join(base: str, path: str) -> str:
+    return path if not base or path.startswith(("/", "~")) else f"{base.rstrip('/')}/{path}"
+
+
+_PYTEST_FILES = ("--junitxml", "--junit-xml", "--result-log", "--resultlog", "--log-file",
+                 "--html", "--json-report-file", "--report-log", "--debug")  # fmt: skip
+
+
+def _pytest_outputs(form: Argv) -> tuple[list[str], list[str]]:
+    """Report and log files; ``--basetemp`` is emptied first, so it is a deletion."""
+    files: list[str] = []
+    wiped: list[str] = []
+    for i, word in enumerate(form[1:], start=1):
+        if word == "--":
+            break
+        name = word.partition("=")[0]
+        if not word.startswith("--") or len(name) < 5:
+            if word in ("-o",) and i + 1 < len(form) and form[i + 1].startswith("cache_dir="):
+                files.append(form[i + 1].partition("=")[2])
+            continue
+        if "--basetemp".startswith(name):
+            wiped.append(_value(form, i))
+        elif name == "--debug":
+            files.append(word.partition("=")[2] or "pytestdebug.log")
+        elif any(full.startswith(name) for full in _PYTEST_FILES):
+            files.append(_value(form, i))
+        elif "--cov-report".startswith(name):
+            _, colon, path = _value(form, i).partition(":")
+            if colon:
+                files.append(path)
+        elif "--override-ini".startswith(name) and _value(form, i).startswith("cache_dir="):
+            files.append(_value(form, i).partition("=")[2])
+    return [f for f in files if f], [w for w in wiped if w]
+
+
+_MYPY_REPORTS = ("--junit-xml", "--cache-dir", "--html-report", "--txt-report",
+                 "--xml-report", "--linecount-report", "--linecoverage-report",
+                 "--lineprecision-report", "--any-exprs-report", "--cobertura-xml-report",
+                 "--memory-xml-report", "--xslt-html-report", "--xslt-txt-report")  # fmt: skip
+
+
+def _mypy_outputs(form: Argv) -> tuple[list[str], list[str]]:
+    out = []
+    for i, word in enumerate(form[1:], start=1):
+        name = word.partition("=")[0]
+        known = len(name) >= 5 and any(r.startswith(name) for r in _MYPY_REPORTS)
+        if known and word.startswith("--"):
+            out.append(_value(form, i))
+    return [o for o in out if o], []
+
+
+def _ruff_outputs(form: Argv) -> tuple[list[str], list[str]]:
+    out = []
+    for i, word in enumerate(form[1:], start=1):
+        if word in ("-o", "--output-file") or word.startswith("--output-file="):
+            out.append(_value(form, i))
+        elif word.startswith("-o") and len(word) > 2 and not word.startswith("--"):
+            out.append(word[2:])
+    return [o for o in out if o], []
+
+
+def _go_outputs(form: Argv) -> tuple[list[str], list[str]]:
+    out = []
+    for i, word in enumerate(form[2:], start=2):
+        name = word.lstrip("-").partition("=")[0]
+        if word.startswith("-") and name in ("o", "coverprofile", "cpuprofile", "memprofile",
+                                             "blockprofile", "mutexprofile", "trace", "outputdir"):
+            out.append(_value(form, i))
+    return [o for o in out if o], []
+
+
+OUTPUTS: dict[str, Callable[[Argv], tuple[list[str], list[str]]]] = {
+    "git": _git_outputs,
+    "pytest": _pytest_outputs,
+    "py.test": _pytest_outputs,
+    "mypy": _mypy_outputs,
+    "dmypy": _mypy_outputs,
+    "ruff": _ruff_outputs,
+    "go": _go_outputs,
+}
+
+
+def output_operands(form: Argv) -> tuple[list[str], list[str]]:
+    """(files ``form`` writes through an option, paths it empties or deletes).
+
+    A tool run as ``python -m TOOL`` is read as ``TOOL``.
+    """
+    if len(form) > 2 and form[1] == "-m" and form[0].startswith(("python", "pypy")):
+        form = form[2:]
+    pick = OUTPUTS.get(form[0]) if form else None
+    return pick(form) if pick is not None else ([], [])
