@@ -68,7 +68,9 @@ def _rough_forms(command: str) -> list[tuple[str, ...]]:
         words = tuple(piece.replace("'", "").replace('"', "").split())
         if words:
             forms[words] = None
-            forms.update(dict.fromkeys(respellings(words)))
+            for other in respellings(words):  # and respell those: {kill,-9,-01}
+                forms[other] = None
+                forms.update(dict.fromkeys(respellings(other)))
             # As bash reads backslashes: each quotes the next byte; a last one stays.
             forms[tuple(_ESCAPED.sub(r"\1", w) for w in words)] = None
         if len(forms) >= _MAX_ROUGH_FORMS:

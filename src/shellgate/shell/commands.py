@@ -18,9 +18,11 @@ from shellgate.shell.tools import TOOLS
 
 Argv = tuple[str, ...]
 
+#: Shells: ``-c`` payloads are parsed, and one reading its script from stdin gets
+#: the bare form ``(name,)`` (policies/default denies each name on that form).
 SHELLS = frozenset(
     {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish",
-     "csh", "tcsh"}
+     "csh", "tcsh", "ksh93", "rksh", "lksh", "oksh", "loksh", "pdksh", "rzsh"}
 )  # fmt: skip
 
 #: Environment variables whose assignment cannot change what a command runs.
@@ -32,8 +34,11 @@ SAFE_ASSIGNMENTS = frozenset(
 )  # fmt: skip
 
 _VERSION_FLAGS = frozenset({"--version", "-V", "--help", "-h", "-v"})
-#: Script operands that are the shell's own stdin.
-_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
+#: Script operands that are the shell's own stdin (paths as ``canonical_path``
+#: spells them: ``//dev/stdin`` and ``/proc/self/root/dev/stdin`` are forms too).
+_STDIN_FILE = re.compile(
+    r"-|/dev/stdin|/dev/fd/0|/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/fd/0"
+)
 #: A ``-c`` payload using these runs the words after it (``bash -c '"$@"' x rm …``).
 _POSITIONAL = re.compile(r"\$(?:[@*1-9]|\{[@*1-9#!])")
 
@@ -106,7 +111,7 @@ def shell_invocation(form: Argv) -> tuple[str | None, bool]:
         break
     if inline:
         return (form[i] if i < n else None), False
-    if i < n and form[i] in _STDIN_FILES:
+    if i < n and _STDIN_FILE.fullmatch(form[i]):
         return None, True
     if set(form[1:]) & {"--version", "--help"}:
         return None, False

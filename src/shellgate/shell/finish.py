@@ -22,7 +22,7 @@ from shellgate.shell.writes import resolve, write_operands
 
 _CD_FLAGS = frozenset({"-L", "-P", "-e", "-@", "--"})
 _PROMPTS = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"})
-_RESOLVED_NAMES = frozenset({"rm", "rmdir", "shred", "chmod", "chown", "chgrp", "truncate"})
+_RESOLVED_NAMES = frozenset({"rm", "rmdir", "shred", "chmod", "chown", "chgrp", "truncate", "dd"})
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
 #: Commands whose whole purpose is to change files: an admin who writes an allow
 #: rule for one knows it writes, so its operands are write targets (protected
@@ -52,9 +52,22 @@ def _read_argv(
     one argv. Outputs: files a build tool writes through an option (a report, a
     log), fine inside the working directory (see :func:`finish`)."""
     unwrapped = unwrap(argv)
-    for other in respellings(argv):
-        extra = unwrap(other).forms
-        unwrapped.forms.extend(f for f in extra if f not in unwrapped.forms)
+    # Respell the argv and every command it runs (`sudo kill -9 -01` respells as
+    # kill), and peel each respelling (`{sudo,rm,-rf,/}`). What a respelling with a
+    # new command name runs is respelled in turn (`{kill,-9,-01}`); an operand
+    # reading is not, or the readings of several words would multiply.
+    pending = list(unwrapped.forms)
+    done: set[Argv] = set()
+    while pending and len(done) < MAX_FORMS:
+        form = pending.pop(0)
+        if form in done:
+            continue
+        done.add(form)
+        for other in respellings(form):
+            extra = unwrap(other).forms
+            unwrapped.forms.extend(f for f in extra if f not in unwrapped.forms)
+            if other[0] != form[0]:
+                pending.extend(extra)
     reading = read_forms(unwrapped.forms)
     unwrapped.forms.extend(f for f in dict.fromkeys(reading.forms) if f not in unwrapped.forms)
     findings = list(reading.findings)
@@ -125,8 +138,10 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[tuple[s
             for form in forms:
                 if form and form[0] in _RESOLVED_NAMES:
                     resolved = resolved_operands(form, sink.cwd)
-                    if resolved is not None and resolved not in draft.forms:
-                        draft.forms.append(resolved)
+                    if resolved is not None:
+                        for other in (resolved, *respellings(resolved)):
+                            if other not in draft.forms:
+                                draft.forms.append(other)
     _writes(draft, sink, operands)
     _track_cd(draft, sink)
     # Keep order, drop repeats: one construct seen through several forms is one finding.
