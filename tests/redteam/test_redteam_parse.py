@@ -364,3 +364,23 @@ NOT_HIDDEN = [
 def test_proof_quoted_or_commented_text_does_not_run(tmp_path: Path, command: str) -> None:
     """Tried: bash runs none of these (quoted delimiters, comments, escapes)."""
     assert not bash_runs(command, tmp_path)
+
+
+# An expansion bash may leave empty (or fill with its default) glued into a word:
+# the value is unknown, so the command asks at least; deny rules also meet the
+# likely readings (`rm$x` is `rm` while x is unset).
+EXPANSION_SPELLINGS = [
+    "rm$x -rf /", "r$@m -rf /", "r${x}m -rf /", "${x}rm -rf /", "r$*m -rf /",
+    "rm${x:-} -rf /", "r${x:-m} -rf /", "r$1m -rf /", "rm -rf /$x", "r$(true)m -rf /",
+    "r`true`m -rf /", "sudo r${x}m -rf /", "env r$1m -rf /",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", EXPANSION_SPELLINGS)
+def test_expansions_glued_into_words_do_not_hide_a_deny(decide: Decide, command: str) -> None:
+    assert decide(command) == "deny"
+
+
+def test_expansion_readings_stay_on_the_deny_side(decide: Decide) -> None:
+    assert decide("echo $HOME") == "ask"  # a finding, never an allow
+    assert decide("ls") == "allow"

@@ -324,11 +324,30 @@ _COMMANDS: dict[str, Callable[[Argv], list[Argv]]] = {
 }
 
 
-def respellings(argv: Argv) -> list[Argv]:
+#: A parameter expansion or an inline substitution in a word.
+_EXPANSION = re.compile(
+    r"\$\{[#!]?[A-Za-z_][A-Za-z0-9_]*(?:(?::?[-=+?])([^}]*))?\}|\$\{[^}]*\}"
+    r"|\$[A-Za-z_][A-Za-z0-9_]*|\$[@*#?$!0-9-]|\$\([^()]*\)|`[^`]*`"
+)
+
+
+def _expansion_readings(argv: Argv) -> list[Argv]:
+    """``rm$x -rf /``, ``r${x:-m} -rf /``: what bash runs when the expansions are
+    empty, and when a ``${x:-WORD}`` takes its WORD. The values are unknown (the
+    segment asks anyway); these readings let deny rules meet the likely ones."""
+    empty = tuple(_EXPANSION.sub("", word) for word in argv)
+    default = tuple(_EXPANSION.sub(lambda m: m.group(1) or "", word) for word in argv)
+    return [form for form in dict.fromkeys((empty, default)) if form != argv and form[0]]
+
+
+def respellings(argv: Argv, *, expanded: bool = False) -> list[Argv]:
     """Extra argvs bash may run for ``argv`` (empty for the common plain argv)."""
     if not argv:
         return []
     out: list[Argv] = []
+    if not expanded and any("$" in word or "`" in word for word in argv):
+        for form in _expansion_readings(argv):
+            out.extend(f for f in (form, *respellings(form, expanded=True)) if f not in out)
     head = argv[0]
     if "{" in head:
         out.extend(_brace_head(argv))
