@@ -178,3 +178,37 @@ def test_an_unusable_helper_falls_back_to_setpriv(
     if shutil.which("setpriv") is None or shutil.which("prlimit") is None:
         pytest.skip("needs setpriv and prlimit")
     assert _hardening.Hardening.detect().prefix_kind == "setpriv"
+
+
+_INHERITS_IGNORED = """
+import subprocess
+from shellgate.executors import _hardening
+def ignored():
+    out = subprocess.run(["grep", "SigIgn", "/proc/self/status"], capture_output=True, text=True)
+    return out.stdout.split()[1]
+print(ignored())
+_hardening.ensure_subreaper()
+print(ignored())
+"""
+
+
+def test_a_gate_started_by_posix_spawn_hands_no_ignored_signal_on(tmp_path: Path) -> None:
+    """glibc's posix_spawn (GNU make 4.3 runs recipes with it) leaves signals 32
+    and 33 ignored in the child; a gate started that way must not pass that on to
+    the commands it spawns with Popen (the setpriv fallback, bwrap)."""
+    out_path = tmp_path / "out"
+    fd = os.open(out_path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        pid = os.posix_spawn(
+            sys.executable,
+            [sys.executable, "-c", _INHERITS_IGNORED],
+            dict(os.environ),
+            file_actions=[(os.POSIX_SPAWN_DUP2, fd, 1)],
+        )
+    finally:
+        os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    before, after = out_path.read_text().split()
+    assert int(before, 16) & (3 << 31) == 3 << 31  # the premise: both inherited ignored
+    assert int(after, 16) & (3 << 31) == 0

@@ -36,7 +36,42 @@ def ensure_subreaper() -> None:
     import prctl  # python-prctl: work that belongs in the gate process itself
 
     prctl.set_child_subreaper(1)
+    unignore_internal_signals()
     _subreaper_pid = os.getpid()
+
+
+#: rt_sigaction's number where the kernel's sigaction starts with the handler.
+_RT_SIGACTION = {"x86_64": 13, "aarch64": 134, "riscv64": 134, "loongarch64": 134}
+_SIG_IGN = 1
+
+
+def unignore_internal_signals() -> list[int]:
+    """Give glibc's internal signals 32 and 33 their default disposition in this
+    process if they are ignored; returns the ones changed.
+
+    glibc's ``posix_spawn`` (GNU make 4.3 starts its recipes with it) leaves
+    them ignored in the child, ignored signals stay ignored across exec, and so
+    this process would hand that on to every command it spawns with ``Popen``
+    (``sg-exec`` resets them itself). Python's ``signal`` module and glibc's
+    ``sigaction`` refuse these two numbers, so the system call is made directly.
+    glibc installs its own handlers before it ever sends them.
+    """
+    import ctypes
+    import platform
+
+    number = _RT_SIGACTION.get(platform.machine())
+    if number is None:  # pragma: no cover - other architectures: left as inherited
+        return []
+    libc = ctypes.CDLL(None, use_errno=True)
+    changed = []
+    for sig in (32, 33):
+        old = (ctypes.c_ulong * 8)()
+        if libc.syscall(number, sig, None, old, 8) != 0 or old[0] != _SIG_IGN:
+            continue
+        default = (ctypes.c_ulong * 8)()  # all zero: SIG_DFL, no flags, empty mask
+        if libc.syscall(number, sig, default, None, 8) == 0:
+            changed.append(sig)
+    return changed
 
 
 def _trusted_helper() -> str | None:
