@@ -7,7 +7,7 @@ so every word that looks like an option is one until ``--``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 Option = tuple[str, str | None]  # ("-u", "root"), ("--user", "root"), ("-v", None)
@@ -21,12 +21,15 @@ class Grammar:
     ``long_arg``: ``--long`` options taking an argument (``=value`` or next word).
     ``positionals``: operands before the inner command (``timeout DURATION``).
     ``assignments``: ``NAME=value`` words may precede the command (``env``, ``sudo``).
+    ``long_nargs``: ``--long`` options taking more than one argument, with their
+    count (``bwrap --bind SRC DEST``); the first is recorded as the option's value.
     """
 
     short_arg: str = ""
     long_arg: frozenset[str] = field(default_factory=frozenset)
     positionals: int = 0
     assignments: bool = False
+    long_nargs: Mapping[str, int] = field(default_factory=dict)
 
 
 def is_assignment(word: str) -> bool:
@@ -40,19 +43,37 @@ def is_assignment(word: str) -> bool:
     )
 
 
-def _one(args: Sequence[str], i: int, grammar: Grammar, options: list[Option]) -> int:
-    """Consume the option at ``args[i]``; return the index after it and its argument."""
+def _arity(grammar: Grammar, name: str, abbreviations: bool) -> int:
+    """How many words follow ``--name`` as its arguments.
+
+    With ``abbreviations``, a name that is no known option but begins one taking
+    arguments is read as getopt_long reads it (``timeout --sig KILL``): the most
+    arguments of the options it could abbreviate.
+    """
+    if name in grammar.long_nargs:
+        return grammar.long_nargs[name]
+    if name in grammar.long_arg:
+        return 1
+    if not abbreviations:
+        return 0
+    counts = [grammar.long_nargs[full] for full in grammar.long_nargs if full.startswith(name)]
+    counts.extend(1 for full in grammar.long_arg if full.startswith(name))
+    return max(counts, default=0)
+
+
+def _one(
+    args: Sequence[str], i: int, grammar: Grammar, options: list[Option], abbreviations: bool
+) -> int:
+    """Consume the option at ``args[i]``; return the index after it and its arguments."""
     word = args[i]
     if word.startswith("--"):
         name, eq, value = word.partition("=")
         if eq:
             options.append((name, value))
             return i + 1
-        if name in grammar.long_arg:
-            options.append((name, args[i + 1] if i + 1 < len(args) else None))
-            return i + 2
-        options.append((name, None))
-        return i + 1
+        count = _arity(grammar, name, abbreviations)
+        options.append((name, args[i + 1] if count and i + 1 < len(args) else None))
+        return i + 1 + count
     for j in range(1, len(word)):
         letter = word[j]
         if letter in grammar.short_arg:
@@ -71,6 +92,9 @@ def scan_prefix(args: Sequence[str], grammar: Grammar) -> tuple[int, list[Option
     Returns the index of the inner command, the options seen, and the indices of
     words consumed as option arguments or positionals: a grammar mistake there
     could hide the real command, so callers also try the command starting at each.
+    That is also why long options are read with getopt_long abbreviations here,
+    even for a wrapper that takes none: a word wrongly read as an argument is
+    still tried as the inner command.
     """
     options: list[Option] = []
     consumed: list[int] = []
@@ -81,7 +105,7 @@ def scan_prefix(args: Sequence[str], grammar: Grammar) -> tuple[int, list[Option
             i += 1
             break
         if len(word) > 1 and word.startswith("-"):
-            after = _one(args, i, grammar, options)
+            after = _one(args, i, grammar, options, abbreviations=True)
             consumed.extend(range(i + 1, min(after, n)))
             i = after
             continue
@@ -107,7 +131,7 @@ def scan_all(args: Sequence[str], grammar: Grammar) -> tuple[list[Option], list[
             operands.extend(args[i + 1 :])
             break
         if len(word) > 1 and word.startswith("-"):
-            i = _one(args, i, grammar, options)
+            i = _one(args, i, grammar, options, abbreviations=False)
             continue
         operands.append(word)
         i += 1
