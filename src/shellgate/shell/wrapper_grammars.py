@@ -11,8 +11,41 @@ from __future__ import annotations
 from shellgate.shell.options import Grammar
 
 
-def _g(short: str = "", long: str = "", positionals: int = 0, assignments: bool = False) -> Grammar:
-    return Grammar(short, frozenset(long.split()), positionals, assignments)
+def _g(
+    short: str = "",
+    long: str = "",
+    positionals: int = 0,
+    assignments: bool = False,
+    nargs: dict[str, int] | None = None,
+) -> Grammar:
+    return Grammar(short, frozenset(long.split()), positionals, assignments, nargs or {})
+
+
+#: bubblewrap: everything before the command is an option, many with two or three
+#: arguments (``--bind SRC DEST``); it takes no ``--opt=value`` and no abbreviations.
+_BWRAP_ONE = (
+    "--args --argv0 --userns --userns2 --pidns --uid --gid --hostname --chdir --unsetenv "
+    "--lock-file --sync-fd --remount-ro --exec-label --file-label --proc --dev --tmpfs "
+    "--mqueue --dir --seccomp --add-seccomp-fd --block-fd --userns-block-fd --info-fd "
+    "--json-status-fd --cap-add --cap-drop --perms --size --overlay-src --tmp-overlay "
+    "--ro-overlay"
+)
+_BWRAP_MORE = {
+    **dict.fromkeys(
+        ("--setenv", "--bind", "--bind-try", "--dev-bind", "--dev-bind-try", "--ro-bind",
+         "--ro-bind-try", "--bind-fd", "--ro-bind-fd", "--file", "--bind-data",
+         "--ro-bind-data", "--symlink", "--chmod"),
+        2,
+    ),
+    "--overlay": 3,
+}  # fmt: skip
+#: setarch's personality flags take no argument; its aliases name the architecture.
+SETARCH = _g()
+SETARCH_ALIASES = frozenset(
+    {"linux32", "linux64", "i386", "x86_64", "uname26", "ppc", "ppc32", "ppc64", "sparc",
+     "sparc32", "sparc64", "s390", "s390x", "ia64", "parisc", "parisc32", "parisc64", "mips",
+     "mips32", "mips64"}
+)  # fmt: skip
 
 
 #: Plain prefix wrappers: options, optional positionals, then the inner command.
@@ -54,4 +87,49 @@ GRAMMARS: dict[str, Grammar] = {
     "env": _g("uCS", "--unset --chdir --split-string", assignments=True),
     "flock": _g("Ewc", "--conflict-exit-code --timeout --wait --command", positionals=1),
     "watch": _g("nq", "--interval --equexit"),
+    # util-linux, coreutils, shadow, libcap, SELinux and AppArmor tools
+    "setpriv": _g("", "--ruid --euid --rgid --egid --reuid --regid --groups --inh-caps "
+                  "--ambient-caps --bounding-set --securebits --pdeathsig --selinux-label "
+                  "--apparmor-profile --landlock-access --landlock-rule --seccomp-filter"),
+    # Resource options (--nofile[=N], -n[N]) take an optional glued value only.
+    "prlimit": _g("po", "--pid --output"),
+    "runcon": _g("turl", "--type --user --role --range", positionals=1),  # CONTEXT when no option
+    "sandbox": _g("HTIilWwt", "--homedir --tmpdir --include --level --type --windowmanager "
+                  "--windowsize"),
+    "aa-exec": _g("pn", "--profile --namespace"),
+    "fakeroot": _g("lfisb", "--lib --faked --fd-base"),
+    "fakechroot": _g("ldecb", "--lib --elfloader --environment --config-dir --bindir"),
+    "bwrap": _g("", _BWRAP_ONE, nargs=_BWRAP_MORE),
+    "firejail": _g(),  # options are --opt=value; see wrappers.py for its shell string
+    # sessions, agents, displays
+    "dbus-run-session": _g("", "--config-file --dbus-daemon"),
+    "dbus-launch": _g("", "--config-file --autolaunch"),
+    "ssh-agent": _g("aEOPt"),
+    "xvfb-run": _g("efnpsw", "--error-file --auth-file --server-num --xauth-protocol "
+                   "--server-args --wait"),
+    # debugging and profiling (valgrind options are all --opt=value)
+    "valgrind": _g(),
+    # scheduling, resources, cgroups, I/O
+    "numactl": _g("ipmNCcoLSfMwP", "--interleave --preferred --membind --cpunodebind "
+                  "--physcpubind --cpubind --offset --length --shm --file --mode --policy "
+                  "--weighted-interleave --preferred-many"),
+    "cgexec": _g("g"),
+    "trickle": _g("duwtlnLP"),
+    "nocache": _g("n"),
+    "eatmydata": _g(),
+    "chronic": _g(),
+    "ifne": _g(),
+    "torify": _g(),
+    "tsocks": _g(),
+    # runit and daemontools process-state tools
+    "chpst": _g("uUbe/nlLmdopfcrt"),
+    "softlimit": _g("mdslaopfcrt"),
+    "setuidgid": _g(positionals=1),
+    "envuidgid": _g(positionals=1),
+    "envdir": _g(positionals=1),
+    "setlock": _g(positionals=1),
+    "pgrphack": _g(),
+    "lckdo": _g(positionals=1),
+    "with-lock-ex": _g(positionals=1),
+    **dict.fromkeys(SETARCH_ALIASES, SETARCH),
 }  # fmt: skip

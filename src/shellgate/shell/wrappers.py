@@ -8,7 +8,10 @@ every word the grammar swallowed is tried too. Extra forms can only make deny an
 ask rules match more, never less (the asymmetry of policy.md).
 
 Shell strings a wrapper hands to ``sh -c`` (``watch``, ``flock -c``, ``su -c``,
-``env -S`` splitting aside) come back as ``payloads`` for the walker to parse.
+``sg``, ``sudo -s``, ``gdb -ex 'shell …'``; ``env -S`` splitting aside) come back
+as ``payloads`` for the walker to parse. The grammars are in ``wrapper_grammars.py``;
+wrappers no grammar describes (``sg``, ``capsh``, ``setarch``, ``gdb``, ``mpirun``…)
+have their own peelers in ``wrapper_specials.py``.
 """
 
 from __future__ import annotations
@@ -18,17 +21,27 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from shellgate.shell.options import Grammar, has, scan_prefix, values
+from shellgate.shell.options import Grammar, has, values
 from shellgate.shell.tools import fd_exec_command
 from shellgate.shell.wrapper_grammars import GRAMMARS
+from shellgate.shell.wrapper_specials import (
+    Payloads,
+    commands_after,
+    peel_capsh,
+    peel_gdb,
+    peel_launcher,
+    peel_schedtool,
+    peel_setarch,
+    peel_sg,
+)
 
 Argv = tuple[str, ...]
 
 #: Most forms kept per segment; a longer chain of wrappers is itself a finding.
 MAX_FORMS = 48
 
-_NAME_LIKE = re.compile(r"[A-Za-z_./\\][\w.+/\\-]*")
-
+#: What sudo -s/-i backslash-escapes in the command it hands to the shell.
+_SUDO_QUOTED = re.compile(r"([^A-Za-z0-9_$-])")
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
@@ -60,7 +73,7 @@ def split_string(value: str) -> list[str]:
 
 
 def _peel_generic(form: Argv, grammar: Grammar, out: Unwrapped) -> list[Argv]:
-    start, options, consumed = scan_prefix(form, grammar)
+    start, options, found = commands_after(form, grammar)
     name = form[0]
     inner: list[Argv] = []
     if name == "env":
@@ -85,15 +98,18 @@ def _peel_generic(form: Argv, grammar: Grammar, out: Unwrapped) -> list[Argv]:
         inner.append(form[2:])
     if name == "watch" and not has(options, "-x", "--exec") and start < len(form):
         out.payloads.append(("watch command", " ".join(form[start:])))
-    if start < len(form):
-        inner.append(form[start:])
-    for index in consumed:
-        if index < len(form) and _NAME_LIKE.fullmatch(form[index]) and not form[index].isdigit():
-            inner.append(form[index:])
+    if name == "firejail" and start < len(form):
+        # Before 0.9.64 firejail ran its command line through a shell by default.
+        out.payloads.append(("firejail command", " ".join(form[start:])))
+    if name == "sudo" and has(options, "-s", "-i", "--shell", "--login") and start < len(form):
+        # sudo -s/-i: the shell runs the words joined, escaped but for `$`.
+        quoted = " ".join(_SUDO_QUOTED.sub(r"\\\1", word) for word in form[start:])
+        out.payloads.append(("sudo -s command", quoted))
+    inner.extend(found)
     return inner
 
 
-def _peel_find(form: Argv, out: Unwrapped) -> list[Argv]:
+def _peel_find(form: Argv, out: Payloads) -> list[Argv]:
     del out
     inner: list[Argv] = []
     i, n = 1, len(form)
@@ -109,14 +125,14 @@ def _peel_find(form: Argv, out: Unwrapped) -> list[Argv]:
     return inner
 
 
-def _peel_fd(form: Argv, out: Unwrapped) -> list[Argv]:
+def _peel_fd(form: Argv, out: Payloads) -> list[Argv]:
     """``fd -x CMD ARGS ;``: the command fd runs per file, like ``find -exec``."""
     del out
     found = fd_exec_command(form)
     return [found[1]] if found is not None and found[1] else []
 
 
-def _peel_payload_option(form: Argv, out: Unwrapped) -> list[Argv]:
+def _peel_payload_option(form: Argv, out: Payloads) -> list[Argv]:
     """``su -c CMD``, ``runuser -c``, ``script -c``: the command is a shell string."""
     for i, word in enumerate(form[1:], start=1):
         if word in ("-c", "--command", "--session-command") and i + 1 < len(form):
@@ -131,12 +147,18 @@ def _peel_payload_option(form: Argv, out: Unwrapped) -> list[Argv]:
     return []
 
 
-_SPECIAL: dict[str, Callable[[Argv, Unwrapped], list[Argv]]] = {
+_SPECIAL: dict[str, Callable[[Argv, Payloads], list[Argv]]] = {
     "find": _peel_find,
     "fd": _peel_fd,
     "fdfind": _peel_fd,
     "su": _peel_payload_option,
     "script": _peel_payload_option,
+    "sg": peel_sg,
+    "capsh": peel_capsh,
+    "setarch": peel_setarch,
+    "gdb": peel_gdb,
+    "schedtool": peel_schedtool,
+    **dict.fromkeys(("mpirun", "mpiexec", "orterun", "srun", "salloc"), peel_launcher),
 }
 
 
