@@ -254,3 +254,11 @@ def test_launcher_stops_guessing_where_the_command_must_have_started() -> None:
     assert ("python", "train.py", "--out", "/x") in forms
     assert ("/x",) not in forms
 
+
+def test_long_wrapper_lines_keep_the_best_reading_under_the_forms_cap(decider: Decider) -> None:
+    binds = " ".join(f"--ro-bind /d{i} /d{i}" for i in range(40))
+    command = f"bwrap {binds} --unshare-all sudo -u root env rm -rf /"
+    segment = analyse(command, workdir=WORKSPACE).segments[0]
+    assert RM in segment.all_forms()
+    assert any("wrapper readings" in f for f in segment.findings)  # the guesses were capped
+    assert decide(decider, command) == "deny"

@@ -16,6 +16,7 @@ have their own peelers in ``wrapper_specials.py``.
 
 from __future__ import annotations
 
+import heapq
 import re
 import shlex
 from collections.abc import Callable, Sequence
@@ -179,21 +180,31 @@ def peel(form: Argv, out: Unwrapped) -> list[Argv]:
 
 
 def unwrap(argv: Sequence[str]) -> Unwrapped:
-    """Every normalised reading of ``argv``; ``forms[0]`` is ``argv`` itself."""
-    out = Unwrapped(forms=[tuple(argv)])
-    seen = {out.forms[0]}
-    queue: list[Argv] = [out.forms[0]]
-    while queue:
-        form = queue.pop(0)
+    """Every normalised reading of ``argv``; ``forms[0]`` is ``argv`` itself.
+
+    Readings are taken best first: each peel's first reading keeps its parent's
+    rank, every other one (a guess at a consumed word) ranks one lower. So when a
+    long wrapper line (``bwrap`` with twenty ``--ro-bind SRC DEST``) yields more
+    than ``MAX_FORMS`` readings, the cap drops guesses, not the chain of best
+    readings (``bwrap … sudo rm -rf /`` still reaches ``rm -rf /``).
+    """
+    first = tuple(argv)
+    out = Unwrapped()
+    seen = {first}
+    heap: list[tuple[int, int, Argv]] = [(0, 0, first)]
+    order = 1
+    while heap:
+        rank, _, form = heapq.heappop(heap)
+        if len(out.forms) >= MAX_FORMS:
+            out.truncated = True
+            return out
+        out.forms.append(form)
         norm = basename_form(form)
         # A renamed head is queued and peeled on its own turn (no payload twice).
         candidates = [norm] if norm != form else peel(form, out)
-        for candidate in candidates:
+        for index, candidate in enumerate(candidates):
             if candidate and candidate not in seen:
-                if len(out.forms) >= MAX_FORMS:
-                    out.truncated = True
-                    return out
                 seen.add(candidate)
-                out.forms.append(candidate)
-                queue.append(candidate)
+                heapq.heappush(heap, (rank + (index > 0), order, candidate))
+                order += 1
     return out
