@@ -262,3 +262,16 @@ def test_long_wrapper_lines_keep_the_best_reading_under_the_forms_cap(decider: D
     assert RM in segment.all_forms()
     assert any("wrapper readings" in f for f in segment.findings)  # the guesses were capped
     assert decide(decider, command) == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "gdb -p 1 -batch -ex 'call system(\"rm -rf /\")'",
+        "gdb -p 1 -batch -ex 'print (int) system (\"rm \\\"-rf\\\" /\")'",
+        "gdb -p 1 -batch -ex 'call popen(\"rm -rf /\", \"r\")'",
+    ],
+)
+def test_gdb_makes_the_debuggee_run_a_shell_string(decider: Decider, command: str) -> None:
+    assert RM in all_forms(command)
+    assert decide(decider, command) == "deny"

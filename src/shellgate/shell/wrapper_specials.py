@@ -135,6 +135,8 @@ _GDB_SHORT_VALUED = frozenset({"x", "ix", "eix", "p", "c", "d", "s", "e", "se", 
                                "D", "t", "i"})  # fmt: skip
 _GDB_RUN = frozenset({"r", "ru", "run", "start", "starti"})
 _GDB_PYTHON = frozenset({"python", "py", "pi", "python-interactive"})
+#: ``call system("CMD")``, ``print popen("CMD", "r")``: the debuggee runs CMD via sh -c.
+_GDB_LIBC_SHELL = re.compile(r'\b(?:system|popen)\s*\(\s*"((?:[^"\\]|\\.)*)"')
 
 
 def _abbreviates(name: str, fulls: Sequence[str]) -> bool:
@@ -154,6 +156,8 @@ def _gdb_option(name: str) -> str:
 
 def peel_gdb(form: Argv, out: Payloads) -> list[Argv]:
     """``gdb -ex 'shell CMD'``, ``-ex '!CMD'``, ``-ex 'pipe P | CMD'``, ``--args CMD…``.
+
+    ``call system("CMD")`` (or ``popen``, in any command) makes the debuggee run CMD.
 
     ``run ARGS`` (and ``set args``) start the program through ``sh -c``, so the
     program with its arguments is a shell string too; ``python CODE`` is read as
@@ -198,6 +202,8 @@ def _head(text: str) -> tuple[str, str]:
 
 def _gdb_command(command: str, program: str | None, out: Payloads) -> list[Argv]:
     text = command.strip()
+    for found in _GDB_LIBC_SHELL.finditer(text):
+        out.payloads.append(("gdb shell command", re.sub(r"\\(.)", r"\1", found.group(1))))
     if text.startswith("!"):
         out.payloads.append(("gdb shell command", text[1:]))
         return []
