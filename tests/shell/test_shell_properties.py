@@ -18,7 +18,10 @@ WRAPPERS = [
     "sudo", "sudo -u root", "env", "env -i", "env FOO=1", "timeout 5", "timeout -s KILL 5",
     "nohup", "nice -n 5", "nice", "command", "builtin", "exec", "time", "time -p",
     "stdbuf -o0", "setsid", "ionice -c 3", "flock /tmp/l", "busybox", "doas", "xargs",
-    "watch -n 1", "chroot /",
+    "watch -n 1", "chroot /", "setpriv --reuid 0", "prlimit --nofile=10", "fakeroot --",
+    "setarch x86_64 -R", "linux32", "bwrap --bind / / --chdir /", "valgrind -q", "ssh-agent",
+    "numactl -N 0", "chpst -u x", "runcon -t t", "sg wheel", "dbus-run-session --",
+    "mpirun -np 2", "srun -N 1", "schedtool -e", "xvfb-run -a", "firejail --quiet",
 ]  # fmt: skip
 ASSIGNMENTS = ["FOO=1", "LANG=C", "PATH=/tmp", "A=1 B=2", "X=$(true)", "LC_ALL=C TZ=UTC"]
 JOINERS = ["; ", " && ", " || ", " | ", " & ", "\n", " |& "]

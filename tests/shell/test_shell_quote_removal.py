@@ -47,6 +47,7 @@ TRICKY = [
     "a#b", "'it''s'", '"a\\"b"', "\\rm", "r''m", '"rm"', "x=1", "'$HOME'", '"\\$HOME"',
     "a\\ b", '"a\\b"', "$'\\x72\\x6d'", "$'a\\'b'", "'\\'", '"\\\n"', "a\\\nb", "--opt=\"v\"",
     "''", '""', "==''", "$'\\101\\102'", "a'b'\"c\"d", "\\#", "e\\\\f",
+    "''\\$\"\"",  # an escaped $ before "": no locale string (was read as empty)
 ]  # fmt: skip
 
 

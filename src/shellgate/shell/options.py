@@ -7,7 +7,7 @@ so every word that looks like an option is one until ``--``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 Option = tuple[str, str | None]  # ("-u", "root"), ("--user", "root"), ("-v", None)
@@ -21,12 +21,15 @@ class Grammar:
     ``long_arg``: ``--long`` options taking an argument (``=value`` or next word).
     ``positionals``: operands before the inner command (``timeout DURATION``).
     ``assignments``: ``NAME=value`` words may precede the command (``env``, ``sudo``).
+    ``long_nargs``: ``--long`` options taking more than one argument, with their
+    count (``bwrap --bind SRC DEST``); the first is recorded as the option's value.
     """
 
     short_arg: str = ""
     long_arg: frozenset[str] = field(default_factory=frozenset)
     positionals: int = 0
     assignments: bool = False
+    long_nargs: Mapping[str, int] = field(default_factory=dict)
     #: ``--long`` options without an argument that matter to a caller
     #: (``--in-place``): named so their GNU abbreviations (``--in-pl``) resolve.
     long_flags: frozenset[str] = field(default_factory=frozenset)
@@ -47,17 +50,24 @@ def _expand(name: str, grammar: Grammar) -> list[str]:
     """The long options ``name`` stands for: itself, or what it abbreviates.
 
     getopt_long (and argparse) accept any unambiguous prefix: ``--targ`` is
-    ``--target-directory``. A prefix of several known options is read as each of
-    them (the tool would refuse it as ambiguous; reading more only adds findings).
+    ``--target-directory``, ``--sig`` is ``--signal``. A prefix of several known
+    options is read as each of them (the tool would refuse it as ambiguous;
+    reading more only adds findings and readings).
     """
-    if name in grammar.long_arg or name in grammar.long_flags or len(name) < 3:
+    known = grammar.long_arg | grammar.long_flags | grammar.long_nargs.keys()
+    if name in known or len(name) < 3:
         return [name]
-    found = sorted(full for full in grammar.long_arg | grammar.long_flags if full.startswith(name))
-    return found or [name]
+    return sorted(full for full in known if full.startswith(name)) or [name]
+
+
+def _arity(grammar: Grammar, names: Sequence[str]) -> int:
+    """How many words follow the option as its arguments (the most of ``names``)."""
+    counts = [grammar.long_nargs.get(n, 1 if n in grammar.long_arg else 0) for n in names]
+    return max(counts, default=0)
 
 
 def _one(args: Sequence[str], i: int, grammar: Grammar, options: list[Option]) -> int:
-    """Consume the option at ``args[i]``; return the index after it and its argument."""
+    """Consume the option at ``args[i]``; return the index after it and its arguments."""
     word = args[i]
     if word.startswith("--"):
         name, eq, value = word.partition("=")
@@ -65,11 +75,10 @@ def _one(args: Sequence[str], i: int, grammar: Grammar, options: list[Option]) -
         if eq:
             options.extend((full, value) for full in names)
             return i + 1
-        if any(full in grammar.long_arg for full in names):
-            options.extend((full, args[i + 1] if i + 1 < len(args) else None) for full in names)
-            return i + 2
-        options.extend((full, None) for full in names)
-        return i + 1
+        count = _arity(grammar, names)
+        argument = args[i + 1] if count and i + 1 < len(args) else None
+        options.extend((full, argument) for full in names)
+        return i + 1 + count
     for j in range(1, len(word)):
         letter = word[j]
         if letter in grammar.short_arg:
@@ -88,6 +97,9 @@ def scan_prefix(args: Sequence[str], grammar: Grammar) -> tuple[int, list[Option
     Returns the index of the inner command, the options seen, and the indices of
     words consumed as option arguments or positionals: a grammar mistake there
     could hide the real command, so callers also try the command starting at each.
+    That is also why long options are read with getopt_long abbreviations here,
+    even for a wrapper that takes none: a word wrongly read as an argument is
+    still tried as the inner command.
     """
     options: list[Option] = []
     consumed: list[int] = []

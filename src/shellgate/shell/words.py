@@ -244,7 +244,9 @@ class WordReader:
                 continue
             elif kind == "$":
                 following = nodes[index + 1] if index + 1 < len(nodes) else None
-                if following is not None and following.type == "string":
+                if raw != "$":  # tree-sitter's `$` token can be an escaped `\$`: literal
+                    value, mask = "$", "_"
+                elif following is not None and following.type == "string":
                     findings.append('locale string $"…" (bash may translate it at run time)')
                     value = mask = ""
                 else:

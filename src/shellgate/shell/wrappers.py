@@ -8,72 +8,41 @@ every word the grammar swallowed is tried too. Extra forms can only make deny an
 ask rules match more, never less (the asymmetry of policy.md).
 
 Shell strings a wrapper hands to ``sh -c`` (``watch``, ``flock -c``, ``su -c``,
-``env -S`` splitting aside) come back as ``payloads`` for the walker to parse.
+``sg``, ``sudo -s``, ``gdb -ex 'shell …'``; ``env -S`` splitting aside) come back
+as ``payloads`` for the walker to parse. The grammars are in ``wrapper_grammars.py``;
+wrappers no grammar describes (``sg``, ``capsh``, ``setarch``, ``gdb``, ``mpirun``…)
+have their own peelers in ``wrapper_specials.py``.
 """
 
 from __future__ import annotations
 
+import heapq
 import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from shellgate.shell.options import Grammar, has, scan_prefix, values
+from shellgate.shell.options import Grammar, has, values
 from shellgate.shell.tools import fd_exec_command
+from shellgate.shell.wrapper_grammars import GRAMMARS
+from shellgate.shell.wrapper_specials import (
+    Payloads,
+    commands_after,
+    peel_capsh,
+    peel_gdb,
+    peel_launcher,
+    peel_schedtool,
+    peel_setarch,
+    peel_sg,
+)
 
 Argv = tuple[str, ...]
 
 #: Most forms kept per segment; a longer chain of wrappers is itself a finding.
 MAX_FORMS = 48
 
-_NAME_LIKE = re.compile(r"[A-Za-z_./\\][\w.+/\\-]*")
-
-
-def _g(short: str = "", long: str = "", positionals: int = 0, assignments: bool = False) -> Grammar:
-    return Grammar(short, frozenset(long.split()), positionals, assignments)
-
-
-#: Plain prefix wrappers: options, optional positionals, then the inner command.
-GRAMMARS: dict[str, Grammar] = {
-    "sudo": _g("ugCDhprtTUc", "--user --group --chdir --close-from --host --prompt --role "
-               "--type --command-timeout --other-user --login-class", assignments=True),
-    "doas": _g("uC"),
-    "command": _g(),
-    "builtin": _g(),
-    "exec": _g("a"),
-    "nice": _g("n", "--adjustment"),
-    "nohup": _g(),
-    "timeout": _g("sk", "--signal --kill-after", positionals=1),
-    "time": _g("fo", "--format --output"),
-    "stdbuf": _g("ioe", "--input --output --error"),
-    "setsid": _g(),
-    "ionice": _g("cnpPu", "--class --classdata --pid --pgid --uid"),
-    "xargs": _g("adEILnPs", "--arg-file --delimiter --max-args --max-procs --max-chars "
-                "--process-slot-var"),
-    "busybox": _g(),
-    "coproc": _g(),
-    "chroot": _g("", "--userspec --groups", positionals=1),
-    "unshare": _g("SGRw", "--setuid --setgid --root --wd"),
-    "nsenter": _g("tSGrwT", "--target --setuid --setgid --root --wd"),
-    "strace": _g("eoOpPsSuabIEX"),
-    "ltrace": _g("eoOpPsSuabIEX"),
-    "taskset": _g("", "", positionals=1),
-    "chrt": _g("T", "", positionals=1),
-    "pkexec": _g("", "--user"),
-    "runuser": _g("ugGw", "--user --group --supp-group --whitelist-environment"),
-    "faketime": _g("", "", positionals=1),
-    "unbuffer": _g(),
-    "proxychains": _g("f"),
-    "proxychains4": _g("f"),
-    "torsocks": _g("uapP"),
-    "catchsegv": _g(),
-    "systemd-run": _g("upEMH", "--unit --property --setenv --uid --gid --nice --slice "
-                      "--working-directory --description --machine --host"),
-    "env": _g("uCS", "--unset --chdir --split-string", assignments=True),
-    "flock": _g("Ewc", "--conflict-exit-code --timeout --wait --command", positionals=1),
-    "watch": _g("nq", "--interval --equexit"),
-}  # fmt: skip
-
+#: What sudo -s/-i backslash-escapes in the command it hands to the shell.
+_SUDO_QUOTED = re.compile(r"([^A-Za-z0-9_$-])")
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
@@ -105,7 +74,7 @@ def split_string(value: str) -> list[str]:
 
 
 def _peel_generic(form: Argv, grammar: Grammar, out: Unwrapped) -> list[Argv]:
-    start, options, consumed = scan_prefix(form, grammar)
+    start, options, found = commands_after(form, grammar)
     name = form[0]
     inner: list[Argv] = []
     if name == "env":
@@ -130,15 +99,18 @@ def _peel_generic(form: Argv, grammar: Grammar, out: Unwrapped) -> list[Argv]:
         inner.append(form[2:])
     if name == "watch" and not has(options, "-x", "--exec") and start < len(form):
         out.payloads.append(("watch command", " ".join(form[start:])))
-    if start < len(form):
-        inner.append(form[start:])
-    for index in consumed:
-        if index < len(form) and _NAME_LIKE.fullmatch(form[index]) and not form[index].isdigit():
-            inner.append(form[index:])
+    if name == "firejail" and start < len(form):
+        # Before 0.9.64 firejail ran its command line through a shell by default.
+        out.payloads.append(("firejail command", " ".join(form[start:])))
+    if name == "sudo" and has(options, "-s", "-i", "--shell", "--login") and start < len(form):
+        # sudo -s/-i: the shell runs the words joined, escaped but for `$`.
+        quoted = " ".join(_SUDO_QUOTED.sub(r"\\\1", word) for word in form[start:])
+        out.payloads.append(("sudo -s command", quoted))
+    inner.extend(found)
     return inner
 
 
-def _peel_find(form: Argv, out: Unwrapped) -> list[Argv]:
+def _peel_find(form: Argv, out: Payloads) -> list[Argv]:
     del out
     inner: list[Argv] = []
     i, n = 1, len(form)
@@ -154,14 +126,14 @@ def _peel_find(form: Argv, out: Unwrapped) -> list[Argv]:
     return inner
 
 
-def _peel_fd(form: Argv, out: Unwrapped) -> list[Argv]:
+def _peel_fd(form: Argv, out: Payloads) -> list[Argv]:
     """``fd -x CMD ARGS ;``: the command fd runs per file, like ``find -exec``."""
     del out
     found = fd_exec_command(form)
     return [found[1]] if found is not None and found[1] else []
 
 
-def _peel_payload_option(form: Argv, out: Unwrapped) -> list[Argv]:
+def _peel_payload_option(form: Argv, out: Payloads) -> list[Argv]:
     """``su -c CMD``, ``runuser -c``, ``script -c``: the command is a shell string."""
     for i, word in enumerate(form[1:], start=1):
         if word in ("-c", "--command", "--session-command") and i + 1 < len(form):
@@ -176,12 +148,18 @@ def _peel_payload_option(form: Argv, out: Unwrapped) -> list[Argv]:
     return []
 
 
-_SPECIAL: dict[str, Callable[[Argv, Unwrapped], list[Argv]]] = {
+_SPECIAL: dict[str, Callable[[Argv, Payloads], list[Argv]]] = {
     "find": _peel_find,
     "fd": _peel_fd,
     "fdfind": _peel_fd,
     "su": _peel_payload_option,
     "script": _peel_payload_option,
+    "sg": peel_sg,
+    "capsh": peel_capsh,
+    "setarch": peel_setarch,
+    "gdb": peel_gdb,
+    "schedtool": peel_schedtool,
+    **dict.fromkeys(("mpirun", "mpiexec", "orterun", "srun", "salloc"), peel_launcher),
 }
 
 
@@ -202,21 +180,31 @@ def peel(form: Argv, out: Unwrapped) -> list[Argv]:
 
 
 def unwrap(argv: Sequence[str]) -> Unwrapped:
-    """Every normalised reading of ``argv``; ``forms[0]`` is ``argv`` itself."""
-    out = Unwrapped(forms=[tuple(argv)])
-    seen = {out.forms[0]}
-    queue: list[Argv] = [out.forms[0]]
-    while queue:
-        form = queue.pop(0)
+    """Every normalised reading of ``argv``; ``forms[0]`` is ``argv`` itself.
+
+    Readings are taken best first: each peel's first reading keeps its parent's
+    rank, every other one (a guess at a consumed word) ranks one lower. So when a
+    long wrapper line (``bwrap`` with twenty ``--ro-bind SRC DEST``) yields more
+    than ``MAX_FORMS`` readings, the cap drops guesses, not the chain of best
+    readings (``bwrap … sudo rm -rf /`` still reaches ``rm -rf /``).
+    """
+    first = tuple(argv)
+    out = Unwrapped()
+    seen = {first}
+    heap: list[tuple[int, int, Argv]] = [(0, 0, first)]
+    order = 1
+    while heap:
+        rank, _, form = heapq.heappop(heap)
+        if len(out.forms) >= MAX_FORMS:
+            out.truncated = True
+            return out
+        out.forms.append(form)
         norm = basename_form(form)
         # A renamed head is queued and peeled on its own turn (no payload twice).
         candidates = [norm] if norm != form else peel(form, out)
-        for candidate in candidates:
+        for index, candidate in enumerate(candidates):
             if candidate and candidate not in seen:
-                if len(out.forms) >= MAX_FORMS:
-                    out.truncated = True
-                    return out
                 seen.add(candidate)
-                out.forms.append(candidate)
-                queue.append(candidate)
+                heapq.heappush(heap, (rank + (index > 0), order, candidate))
+                order += 1
     return out
