@@ -37,6 +37,14 @@ ALLOWED_BUT_RUNS = [
     pytest.param("less --lesskey-src=keys README.md", id="less-lesskey-src"),
     pytest.param("less --lesskey-file=keys README.md", id="less-lesskey-file"),
     pytest.param("less -k keys README.md", id="less-k"),
+    # `--` as the argument of the option before it: the real tool reads on.
+    pytest.param(
+        "printf 'x' | sort --random-source -- --compress-program=bash -S 1K", id="sort-dashdash"
+    ),
+    pytest.param("sort --co=bash -S 1K big.txt", id="sort-compress-abbreviated"),
+    pytest.param("rg -e -- --pre=sh /dev/stdin", id="rg-e-dashdash-pre"),
+    pytest.param("fd -E -- -x touch /tmp/pwned", id="fd-E-dashdash-x"),
+    pytest.param("file -F -- -C -m M", id="file-F-dashdash-C"),
 ]
 
 ALLOWED_BUT_WRITES = [
@@ -85,6 +93,11 @@ PROTECTED_WRITES = [
     pytest.param("sed --in-pl s/a/b/ .git/config", id="sed-in-pl"),
     pytest.param("sed --in-place=.bak s/a/b/ .git/config", id="sed-in-place-suffix"),
     pytest.param(f"tar --cr --fi={HOME}/.bashrc x", id="tar-create-abbreviated"),
+    # On a terminal, less logs its input to -o/-O/--log-file.
+    pytest.param("less -F -O .git/config", id="less-log-git-config"),
+    pytest.param(f"less --log-file={HOME}/.bashrc", id="less-log-file-bashrc"),
+    pytest.param(f"less --LOG={HOME}/.profile", id="less-LOG-abbreviated"),
+    pytest.param("tree -R -H x .git/hooks", id="tree-R-H-index-files"),
 ]
 
 

@@ -75,6 +75,15 @@ RUNS_NEW_CODE = [
     "mypy --install-types --non-interactive",
     "mypy --install-t src",
     "python -m mypy --install-types",
+    # `--` as the argument of the option before it: the options go on.
+    "make -- 'x:=$(shell touch /tmp/p)'",
+    "make -o -- --eval='$(shell id)'",
+    "make -W -- SHELL=/tmp/evil",
+    "make MAKEFILES=/dev/stdin",
+    "make foo CC='sh -c \"id\" x'",
+    "npm run build '--node-opt=--import=data:x'",
+    "npm run build --script-sh=/tmp/x",
+    "npm test --userc=/tmp/npmrc",
 ]
 STILL_ALLOWED_IN_CI = [
     "make", "make -j4 test", "make CFLAGS=-O2 test", "make -f Makefile test",
@@ -131,7 +140,12 @@ def test_option_writes_outside_the_workdir_or_wipes_are_not_allowed(
 
 @pytest.mark.parametrize(
     "command",
-    ["kubectl get pods --kubeconfig=/dev/stdin", "kubectl get pods --kubeconfig /tmp/k.yaml"],
+    [
+        "kubectl get pods --kubeconfig=/dev/stdin",
+        "kubectl get pods --kubeconfig /tmp/k.yaml",
+        "kubectl get pods -L -- --kubeconfig=/tmp/kc.yaml",
+        "rg -e -- --pre=sh /dev/stdin",
+    ],
 )
 def test_a_kubeconfig_on_the_command_line_is_not_allowed(
     enterprise: Decide, command: str

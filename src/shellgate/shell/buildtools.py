@@ -11,6 +11,9 @@ any file) whose exec credential plugin runs a program, ``mypy --install-types``
 cannot auto-allow it. Writes these tools make (``--output`` files, pytest's
 ``--basetemp``, which it also empties) are in ``writes.py``.
 
+Option checks do not stop at ``--``: it may be the argument of the option before
+it (``make -o -- --eval=…``, ``kubectl get -L -- --kubeconfig=…``), and reading
+on only costs a question when it really ended the options.
 Option grammars follow each tool's parser: GNU getopt_long and Python's argparse
 accept unambiguous prefixes of long options (``--ev`` is make's ``--eval``),
 clap (cargo, ruff) does not; Go's flag package takes ``-flag`` or ``--flag``,
@@ -33,9 +36,13 @@ class Out(Protocol):
 
 #: Makefile sources that are the command line itself, not a file in the project.
 _STDIN_NAMES = re.compile(r"-|/dev/(stdin|fd/\d+)|/proc/(self|thread-self|\d+)/fd/\d+")
-#: make variables that decide how every recipe line is run.
-_MAKE_RUNNERS = frozenset({"SHELL", ".SHELLFLAGS", "MAKESHELL", "MAKE", "MAKEFLAGS", "MFLAGS"})
-_SHELL_SYNTAX = re.compile(r"[;&|`$()<>\n]")
+#: make variables that decide how every recipe line is run, or which makefiles
+#: are read (MAKEFILES: extra makefiles, read even when set on the command line).
+_MAKE_RUNNERS = frozenset({"SHELL", ".SHELLFLAGS", "MAKESHELL", "MAKE", "MAKEFLAGS", "MFLAGS",
+                           "GNUMAKEFLAGS", "MAKEFILES", "MAKEOVERRIDES"})  # fmt: skip
+#: A command-line variable value that cannot become shell syntax in a recipe
+#: (`CC='sh -c "…" x'` can: a blank, a quote, `$` or a backslash is enough).
+_PLAIN_VALUE = re.compile(r"[A-Za-z0-9_.,/:+@%=~-]*")
 
 
 def _long(word: str, full: str, shortest: int) -> bool:
@@ -58,8 +65,6 @@ def _makefile_option(word: str) -> bool:
 
 def _make(form: Argv, out: Out) -> None:
     for i, word in enumerate(form[1:], start=1):
-        if word == "--":
-            break
         if word.startswith("--"):
             if _long(word, "--eval", 4):
                 out.findings.append(f"'{form[0]} --eval' runs a makefile given on the command line")
@@ -78,7 +83,7 @@ def _make(form: Argv, out: Out) -> None:
                     break
             continue
         name, eq, value = word.partition("=")
-        if eq and (name.strip(" :+?!") in _MAKE_RUNNERS or _SHELL_SYNTAX.search(value)):
+        if eq and (name.strip(" :+?!") in _MAKE_RUNNERS or not _PLAIN_VALUE.fullmatch(value)):
             out.findings.append(
                 f"'{form[0]} {word[:40]}' sets a variable that can change what recipes run"
             )
@@ -86,8 +91,6 @@ def _make(form: Argv, out: Out) -> None:
 
 def _cargo(form: Argv, out: Out) -> None:
     for word in form[1:]:
-        if word == "--":
-            break
         if word == "--config" or word.startswith("--config="):
             out.findings.append(
                 f"'{form[0]} --config' can set a runner, linker or rustc wrapper that runs programs"
@@ -103,8 +106,6 @@ _GO_RUNNERS = ("exec", "toolexec", "vettool")
 
 def _go(form: Argv, out: Out) -> None:
     for word in form[2:]:
-        if word == "--":
-            break
         name = word.lstrip("-").partition("=")[0]
         if word.startswith("-") and name in _GO_RUNNERS:
             out.findings.append(f"'{form[0]} {form[1]} -{name}' runs a program of its choosing")
@@ -113,8 +114,6 @@ def _go(form: Argv, out: Out) -> None:
 
 def _kubectl(form: Argv, out: Out) -> None:
     for word in form[1:]:
-        if word == "--":
-            break
         if word == "--kubeconfig" or word.startswith("--kubeconfig="):
             out.findings.append(
                 f"'{form[0]} --kubeconfig': a kubeconfig's exec credential plugin runs a program"
@@ -124,8 +123,6 @@ def _kubectl(form: Argv, out: Out) -> None:
 
 def _tox(form: Argv, out: Out) -> None:
     for word in form[1:]:
-        if word == "--":
-            break
         if word[:1] == "-" and word[1:2] != "-" and "x" in word:  # -x, -rx, -xKEY=V
             out.findings.append(f"'{form[0]} -x' overrides its configuration (what it runs)")
             return
@@ -136,19 +133,19 @@ def _tox(form: Argv, out: Out) -> None:
 
 def _mypy(form: Argv, out: Out) -> None:
     for word in form[1:]:
-        if word == "--":
-            break
         if word.startswith("--") and _long(word, "--install-types", 5):
             out.findings.append(f"'{form[0]} --install-types' installs (and so runs) packages")
             return
 
 
+_NPM_RUNNERS = ("--script-shell", "--node-options", "--userconfig", "--globalconfig")
+
+
 def _npm(form: Argv, out: Out) -> None:
     for word in form[1:]:
-        if word == "--":
-            break
         name = word.partition("=")[0]
-        if name in ("--script-shell", "--node-options", "--userconfig", "--globalconfig"):
+        # nopt takes any unambiguous prefix (--node-opt is --node-options).
+        if len(name) >= 5 and any(full.startswith(name) for full in _NPM_RUNNERS):
             out.findings.append(f"'{form[0]} {name}' changes what npm scripts run")
             return
 
@@ -189,8 +186,6 @@ def _git_outputs(form: Argv) -> tuple[list[str], list[str]]:
     out: list[str] = []
     words = form[i + 1 :]
     for j, word in enumerate(words):
-        if word == "--":
-            break
         name = word.partition("=")[0]
         if name.startswith("--output-indicator"):
             continue
@@ -218,8 +213,6 @@ def _pytest_outputs(form: Argv) -> tuple[list[str], list[str]]:
     files: list[str] = []
     wiped: list[str] = []
     for i, word in enumerate(form[1:], start=1):
-        if word == "--":
-            break
         name = word.partition("=")[0]
         if not word.startswith("--") or len(name) < 5:
             if word in ("-o",) and i + 1 < len(form) and form[i + 1].startswith("cache_dir="):
@@ -276,7 +269,29 @@ def _go_outputs(form: Argv) -> tuple[list[str], list[str]]:
     return [o for o in out if o], []
 
 
+def _less_outputs(form: Argv) -> tuple[list[str], list[str]]:
+    """``less -o/-O FILE``, ``--log-file``/``--LOG-FILE``: on a terminal, less
+    copies its input there. The gate gives commands no terminal (less then acts
+    as cat), so only where it would land matters: protected paths deny it."""
+    out = []
+    for i, word in enumerate(form[1:], start=1):
+        if word.startswith("--"):
+            lowered = word.partition("=")[0].lower()
+            if len(lowered) >= 5 and "--log-file".startswith(lowered):
+                out.append(_value(form, i))
+        elif word[:1] == "-":
+            letters = word[1:]
+            for j, letter in enumerate(letters):
+                if letter in "oO":
+                    out.append(letters[j + 1 :] or (form[i + 1] if i + 1 < len(form) else ""))
+                    break
+                if letter in "bhjkpPtTxyzD#":  # options taking an argument end the bundle
+                    break
+    return [o for o in out if o], []
+
+
 OUTPUTS: dict[str, Callable[[Argv], tuple[list[str], list[str]]]] = {
+    "less": _less_outputs,
     "git": _git_outputs,
     "pytest": _pytest_outputs,
     "py.test": _pytest_outputs,

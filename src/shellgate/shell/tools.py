@@ -60,8 +60,6 @@ def _short_letters(word: str) -> str:
 
 def _sort(form: Argv, out: Out) -> None:
     for word in form[1:]:
-        if word == "--":
-            return
         if word.startswith("--") and _abbreviates(word, "--compress-program", 4):
             out.findings.append(f"'{form[0]} --compress-program' runs a program")
             return
@@ -69,8 +67,6 @@ def _sort(form: Argv, out: Out) -> None:
 
 def _rg(form: Argv, out: Out) -> None:
     for word in form[1:]:
-        if word == "--":
-            return
         name = _long_name(word)
         if name in ("--pre", "--hostname-bin"):
             out.findings.append(f"'{form[0]} {name}' runs a program")
@@ -79,8 +75,6 @@ def _rg(form: Argv, out: Out) -> None:
 
 def _less(form: Argv, out: Out) -> None:
     for word in form[1:]:
-        if word == "--":
-            return
         lowered = word.lower()
         if lowered.startswith("--lessk"):
             out.findings.append(f"'{form[0]} {_long_name(word)}' loads key bindings and settings")
@@ -103,8 +97,6 @@ def fd_exec_command(form: Argv) -> tuple[str, Argv] | None:
     spelling (``--exec=CMD``, ``-xCMD``) gives the command's first word.
     """
     for i, word in enumerate(form[1:], start=1):
-        if word == "--":
-            return None
         glued: str | None = None
         option = ""
         if word.startswith("--"):
@@ -136,8 +128,6 @@ def _fd(form: Argv, out: Out) -> None:
 
 def _file(form: Argv, out: Out) -> None:
     for word in form[1:]:
-        if word == "--":
-            return
         if "C" in _short_letters(word) or (
             word.startswith("--") and _abbreviates(word, "--compile", 5)
         ):

@@ -127,8 +127,11 @@ def _uniq(options: list[Option], args: list[str]) -> list[str]:
 
 
 def _tree(options: list[Option], args: list[str]) -> list[str]:
-    del args
-    return values(options, "-o")
+    targets = values(options, "-o")
+    if has(options, "-R") and has(options, "-H"):
+        # -R -H: an index file in every directory it lists (at the -L depth).
+        targets += [os.path.join(d, "00Tree.html") for d in args or ["."]]
+    return targets
 
 
 def _file(options: list[Option], args: list[str]) -> list[str]:
