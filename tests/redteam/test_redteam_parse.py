@@ -384,3 +384,16 @@ def test_expansions_glued_into_words_do_not_hide_a_deny(decide: Decide, command:
 def test_expansion_readings_stay_on_the_deny_side(decide: Decide) -> None:
     assert decide("echo $HOME") == "ask"  # a finding, never an allow
     assert decide("ls") == "allow"
+
+
+@pytest.mark.parametrize(
+    "command", ["cd; rm -rf .", "cd ~ && rm -rf *", "cd ~/src && rm -rf ..", "cd -- ~; rm -r -f ./"]
+)
+def test_a_cd_home_then_a_relative_rm_is_denied(decide: Decide, command: str) -> None:
+    """``cd`` and ``cd ~`` go to HOME (expanded as for writes): the relative operand
+    after them is the home directory, which the rm rule names as ``~``."""
+    assert decide(command) == "deny"
+
+
+def test_a_cd_elsewhere_then_rm_keeps_its_answer(decide: Decide) -> None:
+    assert decide("cd ~/proj && rm -rf build") == decide("rm -rf build")

@@ -139,7 +139,8 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[tuple[s
                 if form and form[0] in _RESOLVED_NAMES:
                     resolved = resolved_operands(form, sink.cwd)
                     if resolved is not None:
-                        for other in (resolved, *respellings(resolved)):
+                        homed = _home_relative(resolved)
+                        for other in (resolved, *respellings(resolved), *homed):
                             if other not in draft.forms:
                                 draft.forms.append(other)
     _writes(draft, sink, operands)
@@ -185,6 +186,24 @@ def _home_prefix(target: str) -> str:
     return ""
 
 
+def _home() -> str:
+    """This process's home directory ("" if it is unset or the root)."""
+    home = os.path.expanduser("~")
+    return "" if home in ("~", "/") else home.rstrip("/")
+
+
+def _home_relative(form: Argv) -> list[Argv]:
+    """``rm -rf /home/agent`` (after ``cd``) also as ``rm -rf ~``: rules name ``~``."""
+    home = _home()
+    if not home:
+        return []
+    words = [
+        "~" + word[len(home) :] if word == home or word.startswith(home + "/") else word
+        for word in form
+    ]
+    return [tuple(words)] if tuple(words) != form else []
+
+
 def _track_cd(draft: Draft, sink: Sink) -> None:
     if not draft.argv:
         return
@@ -192,10 +211,15 @@ def _track_cd(draft: Draft, sink: Sink) -> None:
         if not form or form[0] not in ("cd", "pushd", "popd"):
             continue
         operands = [word for word in form[1:] if word not in _CD_FLAGS]
+        if form[0] == "cd" and not operands and not draft.findings and _home():
+            operands = ["~"]  # a bare cd goes home
         if form[0] == "popd" or len(operands) != 1 or draft.findings:
             sink.cwd_known = False
             return
         target = operands[0]
+        home = _home()
+        if home and (target == "~" or target.startswith("~/")):
+            target = home + target[1:]  # bash expands ~ with HOME, as writes do here
         if target == "-" or target.startswith("~"):
             sink.cwd_known = False
             return
