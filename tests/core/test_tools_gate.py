@@ -128,6 +128,8 @@ async def test_task_ids_are_per_owner(open_gate: Any) -> None:
         {"command": "sleep 31.4201", "description": "d", "run_in_background": True},
         session="a",
     )
+    # Running (exec'd) before the kill attempt, so "still there" below means something.
+    assert await asyncio.to_thread(wait_until, lambda: bool(pids_with_arg("31.4201")), 5)
     foreign = await gate.call("bash_output", {"task_id": "bash-1"}, session="b")
     assert (foreign.text, foreign.is_error) == ("Error: unknown task bash-1", True)
     foreign_kill = await gate.call(
@@ -282,7 +284,7 @@ def test_background_task_survives_between_sync_calls(tmp_path: Path) -> None:
             {"command": "sleep 0.3; echo late", "description": "d", "run_in_background": True},
         )
         gate.call("bash", {"command": "true", "description": "d"})
-        assert pids_with_arg("sleep 0.3")
+        assert wait_until(lambda: bool(pids_with_arg("sleep 0.3")), 5)
         gate.wait_task("bash-1")
         out = gate.call("bash_output", {"task_id": "bash-1"})
     assert out.text == "late\n[status: completed, exit code: 0]"
@@ -319,7 +321,8 @@ def test_parent_death_kills_commands(tmp_path: Path) -> None:
     ) as host:
         assert host.stdout is not None
         assert host.stdout.readline().strip() == b"ready"
-        assert pids_with_arg("31.4203")
+        # The spawn returns before the exec: wait until the command line shows.
+        assert wait_until(lambda: bool(pids_with_arg("31.4203")), 5)
         host.send_signal(signal.SIGKILL)
         host.wait()
     deadline = time.monotonic() + 5
