@@ -248,3 +248,18 @@ def test_proof_tried_non_bypasses_do_not_run(tmp_path: Path) -> None:
     assert not bash_runs("printf '%d' 'a[$(touch MARKER)]'", tmp_path)
     assert not bash_runs("echo hi | less -o MARKER > /dev/null", tmp_path)
     assert not bash_runs("echo a #; touch MARKER", tmp_path)
+
+
+# A real flag that is a prefix of a known option taking an argument (rsync's
+# --partial of --partial-dir, curl's --head of --header) must not swallow the
+# write target: both readings of the option are taken.
+@pytest.mark.parametrize(
+    "command",
+    [
+        f"rsync --partial a {HOME}/.ssh/authorized_keys",
+        f"rsync --backup a {HOME}/.bashrc",
+        f"curl --head -o {HOME}/.bashrc http://example.com/",
+    ],
+)
+def test_flags_that_look_like_abbreviations_hide_no_write(decide: Decide, command: str) -> None:
+    assert decide(command) == "deny"

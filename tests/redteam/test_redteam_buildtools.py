@@ -173,3 +173,27 @@ def test_option_write_targets(command: str, target: str | None) -> None:
         assert any("npm scripts" in f for f in segment.findings)
     else:
         assert target in segment.writes
+
+
+REVIEW_FINDINGS = [
+    "make -iE 'all:;@id'",
+    "make -if - <<<'all:;@id'",
+    "make 'X!=reboot'",
+    "make --f=-",
+    "make -f//dev/stdin",
+    "npm test -script-shell=/tmp/x",
+    "npm test ---script-shell=/tmp/x",
+    "npm test -scr=/tmp/x",
+    "mypy @/dev/stdin <<<'--install-types'",
+    "mypy --python-executable=/tmp/x src",
+]
+
+
+@pytest.mark.parametrize("command", REVIEW_FINDINGS)
+def test_review_findings_are_not_allowed(ci: Decide, command: str) -> None:
+    assert ci(command) != "allow"
+
+
+def test_plain_make_flags_stay_allowed(ci: Decide) -> None:
+    assert ci("make -i test") == "allow"
+    assert ci("make -k -j4 all") == "allow"

@@ -397,3 +397,39 @@ def test_a_cd_home_then_a_relative_rm_is_denied(decide: Decide, command: str) ->
 
 def test_a_cd_elsewhere_then_rm_keeps_its_answer(decide: Decide) -> None:
     assert decide("cd ~/proj && rm -rf build") == decide("rm -rf build")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "unshare --setgroups deny rm -rf /",
+        "unshare --propagation private rm -rf /",
+        "systemd-run --service-type oneshot rm -rf /",
+        "unshare --not-an-option value rm -rf /",
+        "su --comm 'rm -rf /'",
+        "script --com='rm -rf /' /dev/null",
+        "sudo --login rm -rf /",
+    ],
+)
+def test_wrapper_options_with_a_separate_value_hide_no_command(
+    decide: Decide, command: str
+) -> None:
+    assert decide(command) == "deny"
+
+
+def test_many_glob_readings_are_bounded_in_time() -> None:
+    import time
+
+    from shellgate.shell import analyse
+
+    one = "catchsegv /**/ /* " + " ".join(f"/[^{c}]*" for c in "abcdefghijkl")
+    command = "; ".join(f"{one} /x{i}" for i in range(10))  # ten distinct segments
+    started = time.perf_counter()
+    analysis = analyse(command)
+    assert time.perf_counter() - started < 2.0  # was ~2 s; ~10 ms now (gross guard)
+    assert all(s.findings for s in analysis.segments)
+
+
+def test_a_re_read_over_the_node_budget_is_refused(decide: Decide) -> None:
+    command = "ls;\\ #;" * 14000 + "rm -rf /"
+    assert decide(command) == "deny"

@@ -17,6 +17,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,16 +61,20 @@ def unignore_internal_signals() -> list[int]:
     import platform
 
     number = _RT_SIGACTION.get(platform.machine())
-    if number is None:  # pragma: no cover - other architectures: left as inherited
+    if number is None or sys.maxsize <= 2**32:  # pragma: no cover - other ABIs: as inherited
         return []
     libc = ctypes.CDLL(None, use_errno=True)
+    syscall = libc.syscall
+    syscall.restype = ctypes.c_long
+    buffer = ctypes.POINTER(ctypes.c_ulong)
+    syscall.argtypes = [ctypes.c_long, ctypes.c_long, buffer, buffer, ctypes.c_long]
     changed = []
     for sig in (32, 33):
         old = (ctypes.c_ulong * 8)()
-        if libc.syscall(number, sig, None, old, 8) != 0 or old[0] != _SIG_IGN:
+        if syscall(number, sig, None, old, 8) != 0 or old[0] != _SIG_IGN:
             continue
         default = (ctypes.c_ulong * 8)()  # all zero: SIG_DFL, no flags, empty mask
-        if libc.syscall(number, sig, default, None, 8) == 0:
+        if syscall(number, sig, default, None, 8) == 0:
             changed.append(sig)
     return changed
 

@@ -155,7 +155,9 @@ class Executor(ABC):
             # finishes the stop (and the gate's close waits for it).
             if not kill.done():
                 kill.set_result(None)
-            await asyncio.gather(task, return_exceptions=True)
+            # wait(), not gather(): cancelled again, gather would cancel the
+            # supervisor too; wait() leaves it to finish the stop.
+            await asyncio.wait({task})
             raise
 
     @final

@@ -34,6 +34,7 @@ _ROUGH_SPLIT = re.compile(r"[\n;&|()`{}]+|\$\(|<<<?-?|\bthen\b|\bdo\b")
 _EMPTY_SUBSTITUTION = re.compile(r"\$\(\s*\)|`\s*`")
 _COARSE_SPLIT = re.compile(r"[\n;&|]+")
 _MAX_ROUGH_FORMS = 256
+_MAX_ROUGH_WORDS = 256
 _ESCAPED = re.compile(r"\\(.)", re.S)
 
 
@@ -65,7 +66,8 @@ def _rough_forms(command: str) -> list[tuple[str, ...]]:
     if "`" in command or "$(" in command:  # r``m and r$()m are rm
         pieces += _COARSE_SPLIT.split(_EMPTY_SUBSTITUTION.sub("", command))[:_MAX_ROUGH_FORMS]
     for piece in pieces:
-        words = tuple(piece.replace("'", "").replace('"', "").split())
+        # Bounded per piece too: each word can have several readings.
+        words = tuple(piece.replace("'", "").replace('"', "").split()[:_MAX_ROUGH_WORDS])
         if words:
             forms[words] = None
             for other in respellings(words):  # and respell those: {kill,-9,-01}
@@ -135,6 +137,10 @@ def analyse(
         Walker(source, sink, (), 0).run(root)
     except RecursionError:
         sink.note("command nested too deeply to analyse")
+    if sink.refused is not None:
+        why = sink.refused
+        raw = Segment(text=command[:200], argv=(), findings=(why,))
+        return Analysis(command=command, segments=(raw,), findings=(why,), refused=why)
     drafts = sink.drafts
     if len(drafts) > max_segments:
         sink.note(f"command has {len(drafts)} simple commands, over the limit of {max_segments}")
@@ -149,7 +155,10 @@ def analyse(
         forms = _rough_forms(command)
         if forms:
             segments.append(
-                Segment(text=command, argv=forms[0], forms=tuple(forms), findings=whole)
+                Segment.model_construct(
+                    text=command, argv=forms[0], forms=tuple(forms), assignments=(),
+                    redirects=(), context=(), findings=whole, writes=(),
+                )
             )
         elif not segments:
             segments.append(Segment(text=command, argv=(), findings=whole))
@@ -158,4 +167,8 @@ def analyse(
         segments.append(
             Segment(text=command, argv=(), forms=((), words) if words else (), findings=whole)
         )
-    return Analysis(command=command, segments=tuple(segments), findings=whole)
+    # Built here from frozen segments and strings: no re-validation (a command with
+    # many readings spent ~20 ms re-checking every form's type).
+    return Analysis.model_construct(
+        command=command, segments=tuple(segments), findings=whole, refused=None
+    )

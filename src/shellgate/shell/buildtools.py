@@ -22,6 +22,7 @@ with ``=value`` or the next word.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from typing import Protocol
@@ -60,7 +61,14 @@ def _value(form: Argv, i: int) -> str:
 
 
 def _makefile_option(word: str) -> bool:
-    return _long(word, "--file", 4) or _long(word, "--makefile", 4)
+    return _long(word, "--file", 3) or _long(word, "--makefile", 4)
+
+
+def _from_stdin(path: str) -> bool:
+    """``-``, ``/dev/stdin``, ``/dev/fd/N``, ``/proc/self/fd/N``, in any lexical spelling."""
+    if path.startswith("/"):
+        path = "/" + os.path.normpath(path).lstrip("/")
+    return _STDIN_NAMES.fullmatch(path) is not None
 
 
 def _make(form: Argv, out: Out) -> None:
@@ -68,7 +76,7 @@ def _make(form: Argv, out: Out) -> None:
         if word.startswith("--"):
             if _long(word, "--eval", 4):
                 out.findings.append(f"'{form[0]} --eval' runs a makefile given on the command line")
-            elif _makefile_option(word) and _STDIN_NAMES.fullmatch(_value(form, i)):
+            elif _makefile_option(word) and _from_stdin(_value(form, i)):
                 out.findings.append(f"'{form[0]} {word[:20]}' reads its makefile from stdin")
             continue
         if word.startswith("-") and len(word) > 1:
@@ -77,13 +85,15 @@ def _make(form: Argv, out: Out) -> None:
                 rest = letters[j + 1 :] or (form[i + 1] if i + 1 < len(form) else "")
                 if letter == "E":
                     out.findings.append(f"'{form[0]} -E' runs a makefile given on the command line")
-                elif letter == "f" and _STDIN_NAMES.fullmatch(rest):
+                elif letter == "f" and _from_stdin(rest):
                     out.findings.append(f"'{form[0]} -f {rest}' reads its makefile from stdin")
-                if letter in "CEfIiloOWj":  # options taking an argument end the bundle
+                if letter in "CEfIloOWj":  # options taking an argument end the bundle
                     break
             continue
         name, eq, value = word.partition("=")
-        if eq and (name.strip(" :+?!") in _MAKE_RUNNERS or not _PLAIN_VALUE.fullmatch(value)):
+        # `X!=cmd` runs cmd through the shell right away, whatever cmd is.
+        runs = name.endswith("!") or name.strip(" :+?!") in _MAKE_RUNNERS
+        if eq and (runs or not _PLAIN_VALUE.fullmatch(value)):
             out.findings.append(
                 f"'{form[0]} {word[:40]}' sets a variable that can change what recipes run"
             )
@@ -136,6 +146,12 @@ def _mypy(form: Argv, out: Out) -> None:
         if word.startswith("--") and _long(word, "--install-types", 5):
             out.findings.append(f"'{form[0]} --install-types' installs (and so runs) packages")
             return
+        if word.startswith("--") and _long(word, "--python-executable", 5):
+            out.findings.append(f"'{form[0]} --python-executable' runs that program")
+            return
+        if word.startswith("@"):  # arguments read from a file: unseen options
+            out.findings.append(f"'{form[0]} {word[:30]}' reads more arguments from a file")
+            return
 
 
 _NPM_RUNNERS = ("--script-shell", "--node-options", "--userconfig", "--globalconfig")
@@ -143,9 +159,11 @@ _NPM_RUNNERS = ("--script-shell", "--node-options", "--userconfig", "--globalcon
 
 def _npm(form: Argv, out: Out) -> None:
     for word in form[1:]:
-        name = word.partition("=")[0]
-        # nopt takes any unambiguous prefix (--node-opt is --node-options).
-        if len(name) >= 5 and any(full.startswith(name) for full in _NPM_RUNNERS):
+        # nopt strips any number of leading dashes and takes any unambiguous
+        # prefix: -script-shell, ---node-opt are --script-shell, --node-options.
+        name = "--" + word.partition("=")[0].lstrip("-")
+        known = len(name) >= 5 and any(full.startswith(name) for full in _NPM_RUNNERS)
+        if word.startswith("-") and known:
             out.findings.append(f"'{form[0]} {name}' changes what npm scripts run")
             return
 

@@ -60,6 +60,8 @@ class Sink:
     memo: dict[tuple[object, ...], tuple[list[Draft], str, bool]] = field(default_factory=dict)
     #: A misreading survived the re-read: add the rough forms (as for a parse error).
     unresolved: bool = False
+    #: Why the command is too large to analyse (a re-read over the node budget).
+    refused: str | None = None
 
     def note(self, finding: str) -> None:
         """A whole-command finding (copied onto every segment at the end)."""

@@ -20,6 +20,8 @@ from shellgate.shell.tools import check_subscript
 from shellgate.shell.wrappers import MAX_FORMS, unwrap
 from shellgate.shell.writes import resolve, write_operands
 
+#: Most readings kept for one argv, respellings included (wrappers alone: MAX_FORMS).
+MAX_READINGS = 2 * MAX_FORMS
 _CD_FLAGS = frozenset({"-L", "-P", "-e", "-@", "--"})
 _PROMPTS = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"})
 _RESOLVED_NAMES = frozenset({"rm", "rmdir", "shred", "chmod", "chown", "chgrp", "truncate", "dd"})
@@ -58,21 +60,35 @@ def _read_argv(
     # reading is not, or the readings of several words would multiply.
     pending = list(unwrapped.forms)
     done: set[Argv] = set()
+    seen = set(unwrapped.forms)
     while pending and len(done) < MAX_FORMS:
         form = pending.pop(0)
         if form in done:
             continue
         done.add(form)
         for other in respellings(form):
-            extra = unwrap(other).forms
-            unwrapped.forms.extend(f for f in extra if f not in unwrapped.forms)
+            extra = [f for f in unwrap(other).forms if f not in seen]
+            room = MAX_READINGS - len(unwrapped.forms)
+            if len(extra) > room:
+                # Globs in names and operands multiply readings (`/**/ /[^a]* …`):
+                # past the bound the rest is not read, and the segment asks.
+                extra = extra[: max(room, 0)]
+                unwrapped.truncated = True
+            seen.update(extra)
+            unwrapped.forms.extend(extra)
             if other[0] != form[0]:
                 pending.extend(extra)
+            if unwrapped.truncated:
+                pending.clear()
+                break
     reading = read_forms(unwrapped.forms)
     unwrapped.forms.extend(f for f in dict.fromkeys(reading.forms) if f not in unwrapped.forms)
     findings = list(reading.findings)
     if unwrapped.truncated:
-        findings.append(f"more than {MAX_FORMS} wrapper readings; not all were checked")
+        findings.append(
+            f"too many wrapper readings (over {MAX_FORMS}; globs multiply them too); "
+            "not all were checked"
+        )
     operands: list[str] = []
     surprising: list[str] = []
     outputs: list[str] = []

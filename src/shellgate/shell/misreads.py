@@ -36,6 +36,8 @@ _TEXT = frozenset({"comment", "raw_string", "ansi_c_string", "string", "translat
 _CODE = frozenset({"command_substitution", "process_substitution", "expansion",
                    "arithmetic_expansion"})  # fmt: skip
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect"})
+# A backslash and what it escapes in a gap (nothing: the gap's last byte).
+_GAP_ESCAPE = re.compile(rb"\\(\n|.|$)", re.S)
 # An odd run of backslashes before a blank: the last one escapes it.
 _ESCAPED_BLANK = re.compile(rb"((?<!\\)(?:\\\\)*)\\[ \t]")
 # Bytes after or before which bash ends a word (metacharacters and blanks).
@@ -147,25 +149,20 @@ def _gap_bytes(start: int, gap: bytes, patches: list[Patch]) -> list[int] | None
     else (bash then glues its neighbours), else None.
     """
     continuations: list[int] = []
-    glued = True
-    i = 0
-    while i < len(gap):
-        if gap[i] != 0x5C:  # a blank: bash splits words here too
-            glued = False
-            i += 1
-        elif gap[i + 1 : i + 2] == b"\n":
-            continuations.append(start + i)  # a line continuation: bash removes it
-            i += 2
-        elif i + 1 == len(gap):  # it escapes the next token's first byte: glued
-            patches.append((start + i, start + i + 1, b"_"))
-            glued = False
-            i += 1
-        else:
-            # An escaped character: to bash part of a word, to the parser a blank.
-            patches.append((start + i, start + i + 2, b"\\_"))
-            glued = False
-            i += 2
-    return continuations if glued and continuations else None
+    escaped = False
+    for match in _GAP_ESCAPE.finditer(gap):  # left to right: `\\` pairs stay pairs
+        at, after = start + match.start(), match.group(1)
+        if after == b"\n":
+            continuations.append(at)  # a line continuation: bash removes it
+        elif not after:  # it escapes the next token's first byte: glued
+            patches.append((at, at + 1, b"_"))
+            escaped = True
+        else:  # an escaped character: to bash part of a word, to the parser a blank
+            patches.append((at, at + 2, b"\\_"))
+            escaped = True
+    if escaped or not continuations or len(gap) != 2 * len(continuations):
+        return None  # a blank or an escape in it: bash splits there too
+    return continuations
 
 
 def _split_after_redirect(left: Node, right: Node, source: bytes, patches: list[Patch]) -> None:

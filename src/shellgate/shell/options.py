@@ -66,12 +66,14 @@ def _arity(grammar: Grammar, names: Sequence[str]) -> int:
     return max(counts, default=0)
 
 
-def _one(args: Sequence[str], i: int, grammar: Grammar, options: list[Option]) -> int:
+def _one(
+    args: Sequence[str], i: int, grammar: Grammar, options: list[Option], expand: bool = True
+) -> int:
     """Consume the option at ``args[i]``; return the index after it and its arguments."""
     word = args[i]
     if word.startswith("--"):
         name, eq, value = word.partition("=")
-        names = _expand(name, grammar)
+        names = _expand(name, grammar) if expand else [name]
         if eq:
             options.extend((full, value) for full in names)
             return i + 1
@@ -125,8 +127,17 @@ def scan_prefix(args: Sequence[str], grammar: Grammar) -> tuple[int, list[Option
     return i, options, consumed
 
 
-def scan_all(args: Sequence[str], grammar: Grammar) -> tuple[list[Option], list[str]]:
-    """GNU permuting scan of ``args[1:]``: (options, operands)."""
+def scan_all(
+    args: Sequence[str], grammar: Grammar, *, expand: bool = True
+) -> tuple[list[Option], list[str]]:
+    """GNU permuting scan of ``args[1:]``: (options, operands).
+
+    ``expand``: read a long option that is a prefix of known ones as those
+    (getopt_long's abbreviations). A grammar lists only some of a tool's
+    options, so a real flag can look like a prefix of a known one (curl's
+    ``--head`` of ``--header``) and would swallow the next word: callers that
+    need every target take both readings (``writes.write_operands``).
+    """
     options: list[Option] = []
     operands: list[str] = []
     i, n = 1, len(args)
@@ -136,7 +147,7 @@ def scan_all(args: Sequence[str], grammar: Grammar) -> tuple[list[Option], list[
             operands.extend(args[i + 1 :])
             break
         if len(word) > 1 and word.startswith("-"):
-            i = _one(args, i, grammar, options)
+            i = _one(args, i, grammar, options, expand)
             continue
         operands.append(word)
         i += 1

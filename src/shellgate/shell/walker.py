@@ -30,6 +30,7 @@ from shellgate.shell.words import WordReader, group_words
 
 _SUBSTITUTIONS = {"command_substitution": "command substitution",
                   "process_substitution": "process substitution"}  # fmt: skip
+_MAX_PATCHES = 4096  # misreadings in one source past which it is not re-read
 _REREADS = 2  # rounds of patching before the re-read is walked as it stands
 _SKIP = frozenset({"comment", "heredoc_body", "heredoc_start", "heredoc_end"})
 _WORDISH = frozenset({"word", "string", "raw_string", "concatenation", "simple_expansion",
@@ -163,16 +164,22 @@ class Walker:
                 self.sink.note("ANSI-C string the parser misread; the command was re-read")
             for word in self.words.split[:1]:
                 self.sink.note(f"the parser read '{word[:40]}' as one word; bash splits it")
+            if any(self.source[p[0] : p[1]] == p[2] for p in lexical):
+                # No same-length spelling fixes it (`<<<}\x`): reported, not re-read.
+                self.sink.note("the parser ends a word where bash does not")
+            lexical = [p for p in lexical if self.source[p[0] : p[1]] != p[2]]
             if lexical:
                 self.sink.note(
                     "the parser misread a backslash before a blank or newline, or at the "
                     "start of a line; the command was re-read as bash reads it"
                 )
-            # Reported but left as written (no same-length fix): nothing to re-read.
-            lexical = [p for p in lexical if self.source[p[0] : p[1]] != p[2]]
             if self.reread and lexical:
                 self.sink.unresolved = True  # deny rules get the rough forms too
             if self.reread or not (patches or lexical):
+                return
+            if len(lexical) > _MAX_PATCHES:
+                # Not worth a second parse: ask, and let deny rules see the rough forms.
+                self.sink.unresolved = True
                 return
             fixed = misreads.escape_blanks(self.source) if lexical else self.source
             for _ in range(_REREADS):  # a patch can uncover another misreading
@@ -182,9 +189,13 @@ class Walker:
                 fixed = bytes(patched)
                 root = _parser.parse(fixed)
                 if root.descendant_count > self.sink.max_nodes:
-                    # Read right, it is too large to walk: ask, with the rough forms.
-                    self.sink.note(f"re-read command over the {self.sink.max_nodes}-node limit")
-                    self.sink.unresolved = True
+                    # Read right, it is too large to walk: refused, as an input that
+                    # large is at the first parse (the input guard denies it).
+                    self.sink.refused = (
+                        f"command has {root.descendant_count} syntax nodes once read as bash "
+                        f"reads it, over the {self.sink.max_nodes}-node analysis limit; "
+                        "write long scripts to a file and run the file"
+                    )
                     return
                 patches = []
                 lexical = [p for p in misreads.find(root, fixed) if fixed[p[0] : p[1]] != p[2]]

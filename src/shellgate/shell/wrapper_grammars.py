@@ -17,8 +17,14 @@ def _g(
     positionals: int = 0,
     assignments: bool = False,
     nargs: dict[str, int] | None = None,
+    flags: str = "",
 ) -> Grammar:
-    return Grammar(short, frozenset(long.split()), positionals, assignments, nargs or {})
+    """``flags``: long options without an argument whose names are prefixes of
+    ones taking one (sudo's ``--login`` of ``--login-class``): exact, not expanded."""
+    return Grammar(
+        short, frozenset(long.split()), positionals, assignments, nargs or {},
+        frozenset(flags.split()),
+    )  # fmt: skip
 
 
 #: bubblewrap: everything before the command is an option, many with two or three
@@ -51,7 +57,9 @@ SETARCH_ALIASES = frozenset(
 #: Plain prefix wrappers: options, optional positionals, then the inner command.
 GRAMMARS: dict[str, Grammar] = {
     "sudo": _g("ugCDhprtTUc", "--user --group --chdir --close-from --host --prompt --role "
-               "--type --command-timeout --other-user --login-class", assignments=True),
+               "--type --command-timeout --other-user --login-class", assignments=True,
+               flags="--login --shell --background --preserve-env --non-interactive --stdin "
+               "--edit --list --validate --reset-timestamp --askpass --bell"),
     "doas": _g("uC"),
     "command": _g(),
     "builtin": _g(),
@@ -68,7 +76,8 @@ GRAMMARS: dict[str, Grammar] = {
     "busybox": _g(),
     "coproc": _g(),
     "chroot": _g("", "--userspec --groups", positionals=1),
-    "unshare": _g("SGRw", "--setuid --setgid --root --wd"),
+    "unshare": _g("SGRw", "--setuid --setgid --root --wd --setgroups --propagation "
+                  "--map-user --map-group --map-users --map-groups --monotonic --boottime"),
     "nsenter": _g("tSGrwT", "--target --setuid --setgid --root --wd"),
     "strace": _g("eoOpPsSuabIEX"),
     "ltrace": _g("eoOpPsSuabIEX"),
@@ -83,7 +92,10 @@ GRAMMARS: dict[str, Grammar] = {
     "torsocks": _g("uapP"),
     "catchsegv": _g(),
     "systemd-run": _g("upEMH", "--unit --property --setenv --uid --gid --nice --slice "
-                      "--working-directory --description --machine --host"),
+                      "--working-directory --description --machine --host --service-type "
+                      "--on-active --on-boot --on-startup --on-unit-active --on-unit-inactive "
+                      "--on-calendar --path-property --socket-property --timer-property "
+                      "--slice-inherit --expand-environment --capsule"),
     "env": _g("uCS", "--unset --chdir --split-string", assignments=True),
     "flock": _g("Ewc", "--conflict-exit-code --timeout --wait --command", positionals=1),
     "watch": _g("nq", "--interval --equexit"),

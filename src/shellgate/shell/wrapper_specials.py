@@ -43,7 +43,17 @@ def commands_after(form: Argv, grammar: Grammar) -> tuple[int, list[Option], lis
     start, options, consumed = scan_prefix(form, grammar)
     inner = [form[start:]] if start < len(form) else []
     inner.extend(form[i:] for i in consumed if i < len(form) and could_be_command(form[i]))
+    before = form[start - 1] if start > 1 else ""
+    if before.startswith("--") and "=" not in before and _unknown(before, grammar):
+        # `unshare --setgroups deny rm`: a long option the grammar does not know
+        # may take the next word; the command may start one word later.
+        inner.append(form[start + 1 :])
     return start, options, inner
+
+
+def _unknown(option: str, grammar: Grammar) -> bool:
+    known = grammar.long_arg | grammar.long_flags | grammar.long_nargs.keys()
+    return not any(full.startswith(option) for full in known)
 
 
 def peel_sg(form: Argv, out: Payloads) -> list[Argv]:

@@ -136,10 +136,15 @@ def _peel_fd(form: Argv, out: Payloads) -> list[Argv]:
 def _peel_payload_option(form: Argv, out: Payloads) -> list[Argv]:
     """``su -c CMD``, ``runuser -c``, ``script -c``: the command is a shell string."""
     for i, word in enumerate(form[1:], start=1):
-        if word in ("-c", "--command", "--session-command") and i + 1 < len(form):
+        name, eq, value = word.partition("=")
+        # getopt_long abbreviations too: `su --comm CMD`, `script --com=CMD`.
+        long = len(name) >= 4 and any(
+            full.startswith(name) for full in ("--command", "--session-command")
+        )
+        if (word == "-c" or (long and not eq)) and i + 1 < len(form):
             out.payloads.append((f"{form[0]} -c payload", form[i + 1]))
-        elif word.startswith("--command="):
-            out.payloads.append((f"{form[0]} -c payload", word.partition("=")[2]))
+        elif long and eq:
+            out.payloads.append((f"{form[0]} -c payload", value))
         elif len(word) > 2 and word[0] == "-" and word[1] != "-" and "c" in word:
             # Bundled letters (-qc CMD, -ecCMD): c takes the rest or the next word.
             rest = word[word.index("c") + 1 :]

@@ -220,8 +220,14 @@ def write_operands(form: Argv) -> list[str]:
     if writer is None:
         return []
     grammar, pick = writer
+    # Both readings of every long option: as the abbreviation of a known one
+    # (`cp --targ=D`) and as written (`rsync --partial` is no `--partial-dir`).
     options, operands = scan_all(form, grammar)
-    return [target for target in pick(options, operands) if target]
+    targets = pick(options, operands)
+    if any(word.startswith("--") for word in form[1:]):
+        options, operands = scan_all(form, grammar, expand=False)
+        targets += pick(options, operands)
+    return [target for target in dict.fromkeys(targets) if target]
 
 
 def resolve(path: str, cwd: str) -> str:

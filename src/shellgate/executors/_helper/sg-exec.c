@@ -345,7 +345,10 @@ static void close_inherited(void) {
   cur.cur = cur.max = 0;
   long r = sys_getrlimit(RLIMIT_NOFILE, &cur);
   if (r < 0) die("close descriptors", r);
-  for (unsigned long fd = 3; fd < cur.max && fd < (1UL << 31); fd++) sys_close((int)fd);
+  /* One close per possible descriptor: fine up to a million, minutes where the
+     hard limit was raised to a billion. Past 2^20, refuse rather than leak. */
+  if (cur.max > (1UL << 20)) die("close descriptors (no close_range, no /proc)", -EINVAL);
+  for (unsigned long fd = 3; fd < cur.max; fd++) sys_close((int)fd);
 }
 
 /* Exec the command; only returns (127, after saying why) if the exec failed. */
