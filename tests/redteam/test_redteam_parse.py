@@ -372,7 +372,8 @@ def test_proof_quoted_or_commented_text_does_not_run(tmp_path: Path, command: st
 EXPANSION_SPELLINGS = [
     "rm$x -rf /", "r$@m -rf /", "r${x}m -rf /", "${x}rm -rf /", "r$*m -rf /",
     "rm${x:-} -rf /", "r${x:-m} -rf /", "r$1m -rf /", "rm -rf /$x", "r$(true)m -rf /",
-    "r`true`m -rf /", "sudo r${x}m -rf /", "env r$1m -rf /",
+    "r`true`m -rf /", "sudo r${x}m -rf /", "env r$1m -rf /", "$x rm -rf /",
+    "$fithen rm -rf /",
 ]  # fmt: skip
 
 

@@ -337,7 +337,10 @@ def _expansion_readings(argv: Argv) -> list[Argv]:
     segment asks anyway); these readings let deny rules meet the likely ones."""
     empty = tuple(_EXPANSION.sub("", word) for word in argv)
     default = tuple(_EXPANSION.sub(lambda m: m.group(1) or "", word) for word in argv)
-    return [form for form in dict.fromkeys((empty, default)) if form != argv and form[0]]
+    # An unquoted expansion that is empty takes its word away (`$x rm -rf /`).
+    dropped = tuple(word for word in empty if word)
+    readings = dict.fromkeys((empty, dropped, default))
+    return [form for form in readings if form and form != argv and form[0]]
 
 
 def respellings(argv: Argv, *, expanded: bool = False) -> list[Argv]:
