@@ -11,7 +11,12 @@ import random
 import statistics
 import time
 
-from shellgate.shell import analyse
+from shellgate.shell.analyse import _analyse
+
+
+def analyse(command: str, workdir: str = "/") -> object:
+    """The analysis without its cache of recent commands: what a new command costs."""
+    return _analyse(command, workdir, 64, 16, 10_000)
 
 TYPICAL = [
     "cd /work/project && git status --short && git diff --stat HEAD~1 | tail -n 20",
@@ -62,7 +67,7 @@ BIG = {
 
 def _time_once(command: str) -> float:
     start = time.perf_counter()
-    analyse(command, workdir="/work/project")
+    analyse(command, "/work/project")
     return time.perf_counter() - start
 
 
@@ -85,7 +90,8 @@ def big() -> None:
     print("100 KB commands (best of 3; target <= 100 ms)")
     for name, command in BIG.items():
         best = min(_time_once(command) for _ in range(3))
-        outcome = "refused (node budget)" if analyse(command).refused else "analysed"
+        refused = getattr(analyse(command), "refused", None)
+        outcome = "refused (node budget)" if refused else "analysed"
         print(f"  {name:32s} {len(command):7d} B  {best * 1000:8.1f} ms  {outcome}")
 
 

@@ -203,3 +203,18 @@ def test_words_never_run_across_a_newline(command: str) -> None:
 
 def test_line_continuation_still_joins_words() -> None:
     assert [s.argv for s in analyse("echo a \\\nb").segments] == [("echo", "a", "b")]
+
+
+def test_the_analysis_cache_keys_on_home_and_workdir(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Short commands are cached; ``~`` and ``cd`` are read with HOME, and relative
+    writes with the workdir, so a change of either is a different answer."""
+    command = "cd; rm -rf ."
+    monkeypatch.setenv("HOME", "/home/ann")
+    ann = analyse(command)
+    monkeypatch.setenv("HOME", "/home/bob")
+    bob = analyse(command)
+    assert ("rm", "-rf", "/home/ann") in ann.segments[-1].forms
+    assert ("rm", "-rf", "/home/bob") in bob.segments[-1].forms
+    assert analyse("touch x", workdir="/a").segments[0].writes == ("/a/x",)
+    assert analyse("touch x", workdir="/b").segments[0].writes == ("/b/x",)
+    assert analyse(command) is bob  # the same answer, shared (frozen)

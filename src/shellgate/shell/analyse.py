@@ -18,7 +18,9 @@ Invariants:
 
 from __future__ import annotations
 
+import os
 import re
+from functools import lru_cache
 
 from tree_sitter import Node
 
@@ -97,6 +99,10 @@ def _freeze(draft: Draft, whole: tuple[str, ...]) -> Segment:
     )
 
 
+#: Commands up to this size are remembered (agents repeat `git status`, `pytest -q`).
+_CACHED_CHARS = 4096
+
+
 def analyse(
     command: str,
     *,
@@ -106,6 +112,29 @@ def analyse(
     max_nodes: int = 10_000,
 ) -> Analysis:
     """Analyse ``command`` as bash would run it from ``workdir`` (never executes it).
+
+    A pure function of its arguments (and of this process's ``HOME``, which
+    ``~`` and ``cd`` are read with), so the answers for short commands are kept
+    in an LRU cache of 1,024: the result is a frozen model, shared as is.
+    """
+    if len(command) <= _CACHED_CHARS:
+        home = os.environ.get("HOME", "")
+        return _analyse_cached(command, workdir, max_segments, max_depth, max_nodes, home)
+    return _analyse(command, workdir, max_segments, max_depth, max_nodes)
+
+
+@lru_cache(maxsize=1024)
+def _analyse_cached(
+    command: str, workdir: str, max_segments: int, max_depth: int, max_nodes: int, home: str
+) -> Analysis:
+    del home  # part of the key only: ~ and cd are read with it
+    return _analyse(command, workdir, max_segments, max_depth, max_nodes)
+
+
+def _analyse(
+    command: str, workdir: str, max_segments: int, max_depth: int, max_nodes: int
+) -> Analysis:
+    """The analysis itself (see :func:`analyse`).
 
     ``max_nodes`` bounds the work: the walk costs about 7 µs per syntax node, so a
     tree larger than that is refused right after parsing (``Analysis.refused``)
