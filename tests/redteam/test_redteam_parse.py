@@ -373,7 +373,8 @@ EXPANSION_SPELLINGS = [
     "rm$x -rf /", "r$@m -rf /", "r${x}m -rf /", "${x}rm -rf /", "r$*m -rf /",
     "rm${x:-} -rf /", "r${x:-m} -rf /", "r$1m -rf /", "rm -rf /$x", "r$(true)m -rf /",
     "r`true`m -rf /", "sudo r${x}m -rf /", "env r$1m -rf /", "$x rm -rf /",
-    "$fithen rm -rf /",
+    "$fithen rm -rf /", '"$x"rm -rf /', "$x\\rm -rf /", "$x'rm' -rf /", '$x"rm" -rf /',
+    "r$x\\m -rf /", '"$x" rm -rf /',
 ]  # fmt: skip
 
 

@@ -25,6 +25,9 @@ class Draft:
     findings: list[str] = field(default_factory=list)
     forms: list[Argv] = field(default_factory=list)
     writes: list[str] = field(default_factory=list)
+    #: Deny-side readings of a dynamic argv: expansions empty (words they empty
+    #: kept, and dropped as bash drops an unquoted one).
+    readings: list[Argv] = field(default_factory=list)
 
 
 @dataclass

@@ -141,6 +141,12 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[tuple[s
     if draft.argv:
         forms, found, given, stdin_shell, operands, outputs = _read_argv(draft.argv)
         draft.forms = list(forms)
+        known = set(forms)
+        for reading in draft.readings:  # `"$x"rm -rf /` while x is empty: rm
+            for form in _read_argv(reading)[0]:
+                if form not in known:
+                    known.add(form)
+                    draft.forms.append(form)
         findings.extend(found)
         for target in outputs:
             where = resolve(target, sink.cwd)

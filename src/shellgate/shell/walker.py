@@ -353,8 +353,18 @@ class Walker:
                 f"variable or substitution in command position ('{words[0].value[:60]}')"
             )
         span = (children[0].start_byte, children[-1].end_byte) if split else None
+        readings: list[tuple[str, ...]] = []
+        if any(w.dynamic for w in words):
+            bare = tuple(w.value if w.bare is None else w.bare for w in words)
+            readings = [bare, tuple(word for word in bare if word)]
         self.add(
-            node, tuple(w.value for w in words), assignments, own.merged(extra), findings, span
+            node,
+            tuple(w.value for w in words),
+            assignments,
+            own.merged(extra),
+            findings,
+            span,
+            readings,
         )
         for later in pending:
             self.statement(later)
@@ -390,6 +400,7 @@ class Walker:
         extra: Extra,
         findings: list[str],
         span: tuple[int, int] | None = None,
+        readings: list[tuple[str, ...]] | None = None,
     ) -> None:
         for inherited in self.inherited:
             extra = extra.merged(inherited)
@@ -401,6 +412,7 @@ class Walker:
             assignments=assignments,
             redirects=list(extra.redirects),
             findings=findings + extra.findings,
+            readings=[r for r in dict.fromkeys(readings or ()) if r and r[0] and r != argv],
         )
         self.sink.drafts.append(draft)
         for label, source in finish(draft, self.sink, extra.stdin_texts):

@@ -55,6 +55,9 @@ class Word:
     value: str
     mask: str
     dynamic: bool  # holds an expansion or substitution: the value is not known
+    #: A dynamic word's value with every expansion and substitution empty (what
+    #: bash makes of `"$x"rm` while x is unset); None for a static word.
+    bare: str | None = None
 
 
 def joined_by_continuation(source: bytes, left: Node, right: Node) -> bool:
@@ -204,22 +207,29 @@ class WordReader:
                 return Word(raw, raw, False)
         values: list[str] = []
         masks: list[str] = []
-        dynamic = self._parts(nodes, values, masks, findings)
+        bares: list[str] = []
+        dynamic = self._parts(nodes, values, masks, findings, bares)
         value, mask = "".join(values), "".join(masks)
         shown = text(self.source, nodes[0].start_byte, nodes[-1].end_byte)
         if _GLOB.search(mask):
             findings.append(f"glob pattern in '{shown}' (file names decide the words)")
         if _BRACE.search(mask):
             findings.append(f"brace expansion in '{shown}'")
-        return Word(value, mask, dynamic)
+        return Word(value, mask, dynamic, "".join(bares) if dynamic else None)
 
     def _parts(
-        self, nodes: Sequence[Node], values: list[str], masks: list[str], findings: list[str]
+        self,
+        nodes: Sequence[Node],
+        values: list[str],
+        masks: list[str],
+        findings: list[str],
+        bares: list[str],
     ) -> bool:
         dynamic = False
         for index, node in enumerate(nodes):
             kind = node.type
             raw = text(self.source, node.start_byte, node.end_byte)
+            bare: str | None = None  # the value with expansions empty, if it differs
             if kind == "``" or (kind == "command_substitution" and _empty_substitution(raw)):
                 value = mask = ""  # `` and $( ) expand to nothing: r``m is rm
             elif kind in _LITERAL_TYPES or kind == "number" or not (node.is_named or kind == "$"):
@@ -230,17 +240,17 @@ class WordReader:
                 value = raw[1:-1]
                 mask = "_" * len(value)
             elif kind == "string":
-                value, is_dynamic = self._string(node, findings)
+                value, is_dynamic, bare = self._string(node, findings)
                 mask = "_" * len(value)
                 dynamic |= is_dynamic
             elif kind == "concatenation":
-                dynamic |= self._parts(node.children, values, masks, findings)
+                dynamic |= self._parts(node.children, values, masks, findings, bares)
                 continue
             elif kind == "translated_string":
                 # $"rm" in command position: bash runs the (untranslated) string.
                 findings.append('locale string $"…" (bash may translate it at run time)')
                 inner = [c for c in node.children if c.type != "$"]
-                dynamic |= self._parts(inner, values, masks, findings)
+                dynamic |= self._parts(inner, values, masks, findings, bares)
                 continue
             elif kind == "$":
                 following = nodes[index + 1] if index + 1 < len(nodes) else None
@@ -263,14 +273,18 @@ class WordReader:
             else:
                 value, mask = raw, "_" * len(raw)
                 dynamic = True
+                bare = ""
                 self._dynamic(node, raw, findings)
             values.append(value)
             masks.append(mask)
+            bares.append(value if bare is None else bare)
         return dynamic
 
-    def _string(self, node: Node, findings: list[str]) -> tuple[str, bool]:
-        """The value of a double-quoted string; gaps between children are literal."""
+    def _string(self, node: Node, findings: list[str]) -> tuple[str, bool, str]:
+        """(value, dynamic, value with expansions empty) of a double-quoted string;
+        gaps between children are literal."""
         values: list[str] = []
+        bares: list[str] = []
         dynamic = False
         pos = node.start_byte + 1
         end = node.end_byte - 1
@@ -278,10 +292,13 @@ class WordReader:
             if not child.is_named:
                 continue
             if child.start_byte > pos:
-                values.append(_double_quoted(text(self.source, pos, child.start_byte)))
+                literal = _double_quoted(text(self.source, pos, child.start_byte))
+                values.append(literal)
+                bares.append(literal)
             raw = text(self.source, child.start_byte, child.end_byte)
             if child.type == "string_content":
                 values.append(_double_quoted(raw))
+                bares.append(values[-1])
             else:
                 values.append(raw)
                 dynamic = True
@@ -289,7 +306,8 @@ class WordReader:
             pos = child.end_byte
         if end > pos:
             values.append(_double_quoted(text(self.source, pos, end)))
-        return "".join(values), dynamic
+            bares.append(values[-1])
+        return "".join(values), dynamic, "".join(bares)
 
     def _dynamic(self, node: Node, raw: str, findings: list[str]) -> None:
         """Findings for one expansion or substitution, and hand its commands on."""
