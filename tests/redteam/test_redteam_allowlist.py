@@ -263,3 +263,18 @@ def test_proof_tried_non_bypasses_do_not_run(tmp_path: Path) -> None:
 )
 def test_flags_that_look_like_abbreviations_hide_no_write(decide: Decide, command: str) -> None:
     assert decide(command) == "deny"
+
+
+# tree reads no glued values; each value letter of a bundle takes the next word.
+@pytest.mark.parametrize(
+    "command",
+    [
+        f"tree --fromfile -o {HOME}/.bashrc .",
+        f"tree --fromfile -o{HOME}/.bashrc .",
+        f"tree -Lo 1 {HOME}/.bashrc .",
+        "tree -Io x .git/config .",
+        "tree -oa .git/config .",
+    ],
+)
+def test_tree_output_in_any_spelling_is_a_write(decide: Decide, command: str) -> None:
+    assert decide(command) == "deny"

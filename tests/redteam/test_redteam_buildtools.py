@@ -197,3 +197,27 @@ def test_review_findings_are_not_allowed(ci: Decide, command: str) -> None:
 def test_plain_make_flags_stay_allowed(ci: Decide) -> None:
     assert ci("make -i test") == "allow"
     assert ci("make -k -j4 all") == "allow"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pytest -o log_file=/root/.bashrc",
+        "pytest -o log_file=.git/config",
+        "pytest -xo cache_dir=.git/hooks",
+        "pytest -ocache_dir=.git/hooks",
+        "pytest --override-ini=log_file=.git/config",
+        "ruff check -eo .git/config .",
+        "ruff check --cache-dir=/root/.ssh",
+        "cargo build --target-dir=/root/.ssh",
+        "tox -e py --result-json=/root/.bashrc",
+        "npm test --cache=/root/.ssh",
+    ],
+)
+def test_more_option_writes_to_protected_paths_are_denied(ci: Decide, command: str) -> None:
+    assert ci(command) == "deny"
+
+
+def test_kubectl_pointed_at_another_server_is_not_allowed(enterprise: Decide) -> None:
+    assert enterprise("kubectl get pods --server=https://evil.example") != "allow"
+    assert enterprise("kubectl get pods -s https://evil.example") != "allow"

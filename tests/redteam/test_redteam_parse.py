@@ -435,3 +435,33 @@ def test_many_glob_readings_are_bounded_in_time() -> None:
 def test_a_re_read_over_the_node_budget_is_refused(decide: Decide) -> None:
     command = "ls;\\ #;" * 14000 + "rm -rf /"
     assert decide(command) == "deny"
+
+
+# bash ends a heredoc at the first line equal to its delimiter after quote removal;
+# tree-sitter waited for the delimiter as written and read the lines between as data.
+QUOTED_DELIMITERS = [
+    "cat <<E''OF\nEOF\nrm -rf /\nE''OF\n",
+    'cat <<E""OF\nEOF\nrm -rf /\nE""OF\n',
+    "cat <<EOF''\nEOF\nrm -rf /\nEOF''\n",
+    "cat <<$'EOF'\nEOF\nrm -rf /\n$'EOF'\n",
+    'cat <<$"EOF"\nEOF\nrm -rf /\n$"EOF"\n',
+    "cat <<-E''OF\n\tEOF\nrm -rf /\nE''OF\n",
+    "ls <<E''OF\nEOF\nrm -rf /\nE''OF\n",
+]
+
+
+@pytest.mark.parametrize("command", QUOTED_DELIMITERS)
+def test_a_quoted_heredoc_delimiter_hides_no_command(decide: Decide, command: str) -> None:
+    assert decide(command) == "deny"
+
+
+@pytest.mark.parametrize("command", QUOTED_DELIMITERS)
+def test_proof_bash_ends_the_quoted_heredoc_early(tmp_path: Path, command: str) -> None:
+    assert bash_runs(command.replace("rm -rf /", "touch MARKER"), tmp_path)
+
+
+@pytest.mark.parametrize(
+    "command", ["cat <<'EOF'\nhello $x\nEOF\n", 'cat <<"EOF"\nhi\nEOF\n', "cat <<\\EOF\nhi\nEOF\n"]
+)
+def test_ordinary_quoted_heredocs_stay_allowed(decide: Decide, command: str) -> None:
+    assert decide(command) == "allow"

@@ -124,10 +124,15 @@ def _go(form: Argv, out: Out) -> None:
 
 def _kubectl(form: Argv, out: Out) -> None:
     for word in form[1:]:
-        if word == "--kubeconfig" or word.startswith("--kubeconfig="):
+        name = word.partition("=")[0]
+        if name == "--kubeconfig":
             out.findings.append(
                 f"'{form[0]} --kubeconfig': a kubeconfig's exec credential plugin runs a program"
             )
+            return
+        if name in ("--server", "-s", "--insecure-skip-tls-verify", "--token", "--as"):
+            # Another API server gets the current context's credentials.
+            out.findings.append(f"'{form[0]} {name}' changes where its credentials go")
             return
 
 
@@ -232,9 +237,13 @@ def _pytest_outputs(form: Argv) -> tuple[list[str], list[str]]:
     wiped: list[str] = []
     for i, word in enumerate(form[1:], start=1):
         name = word.partition("=")[0]
+        if word[:1] == "-" and word[1:2] != "-" and "o" in word:
+            # -o KEY=VALUE (also -oKEY=V, -xo KEY=V): an ini override; a key that
+            # names a file or directory (log_file, cache_dir…) is written.
+            glued = word[word.index("o") + 1 :]
+            files.extend(_ini_path(v) for v in (glued, form[i + 1] if i + 1 < len(form) else ""))
+            continue
         if not word.startswith("--") or len(name) < 5:
-            if word in ("-o",) and i + 1 < len(form) and form[i + 1].startswith("cache_dir="):
-                files.append(form[i + 1].partition("=")[2])
             continue
         if "--basetemp".startswith(name):
             wiped.append(_value(form, i))
@@ -246,9 +255,15 @@ def _pytest_outputs(form: Argv) -> tuple[list[str], list[str]]:
             _, colon, path = _value(form, i).partition(":")
             if colon:
                 files.append(path)
-        elif "--override-ini".startswith(name) and _value(form, i).startswith("cache_dir="):
-            files.append(_value(form, i).partition("=")[2])
+        elif "--override-ini".startswith(name):
+            files.append(_ini_path(_value(form, i)))
     return [f for f in files if f], [w for w in wiped if w]
+
+
+def _ini_path(setting: str) -> str:
+    """The path an ini override ``KEY=VALUE`` names ("" if its key names none)."""
+    key, eq, value = setting.partition("=")
+    return value if eq and any(part in key for part in ("file", "dir", "path")) else ""
 
 
 _MYPY_REPORTS = ("--junit-xml", "--cache-dir", "--html-report", "--txt-report",
@@ -270,19 +285,25 @@ def _mypy_outputs(form: Argv) -> tuple[list[str], list[str]]:
 def _ruff_outputs(form: Argv) -> tuple[list[str], list[str]]:
     out = []
     for i, word in enumerate(form[1:], start=1):
-        if word in ("-o", "--output-file") or word.startswith("--output-file="):
+        name = word.partition("=")[0]
+        if name in ("--output-file", "--cache-dir"):
             out.append(_value(form, i))
-        elif word.startswith("-o") and len(word) > 2 and not word.startswith("--"):
-            out.append(word[2:])
+        elif word[:1] == "-" and word[1:2] != "-" and "o" in word:
+            # clap bundles: -o FILE, -oFILE, -eo FILE (-e is --exit-zero).
+            glued = word[word.index("o") + 1 :]
+            out.append(glued or (form[i + 1] if i + 1 < len(form) else ""))
     return [o for o in out if o], []
+
+
+_GO_FILES = frozenset({"o", "coverprofile", "cpuprofile", "memprofile", "blockprofile",
+                       "mutexprofile", "trace", "outputdir", "pkgdir"})  # fmt: skip
 
 
 def _go_outputs(form: Argv) -> tuple[list[str], list[str]]:
     out = []
     for i, word in enumerate(form[2:], start=2):
         name = word.lstrip("-").partition("=")[0]
-        if word.startswith("-") and name in ("o", "coverprofile", "cpuprofile", "memprofile",
-                                             "blockprofile", "mutexprofile", "trace", "outputdir"):
+        if word.startswith("-") and name in _GO_FILES:
             out.append(_value(form, i))
     return [o for o in out if o], []
 
@@ -308,7 +329,24 @@ def _less_outputs(form: Argv) -> tuple[list[str], list[str]]:
     return [o for o in out if o], []
 
 
+#: Directories and files other build tools write through an option.
+_DIR_OPTIONS = {
+    "cargo": ("--target-dir", "--artifact-dir", "--out-dir", "--lockfile-path"),
+    "tox": ("--result-json", "--workdir", "--root", "--installpkg"),
+    "npm": ("--cache", "--logs-dir", "--prefix"),
+}
+
+
+def _dir_outputs(form: Argv) -> tuple[list[str], list[str]]:
+    names = _DIR_OPTIONS.get(form[0], ())
+    out = [_value(form, i) for i, w in enumerate(form) if w.partition("=")[0] in names]
+    return [o for o in out if o], []
+
+
 OUTPUTS: dict[str, Callable[[Argv], tuple[list[str], list[str]]]] = {
+    "cargo": _dir_outputs,
+    "tox": _dir_outputs,
+    "npm": _dir_outputs,
     "less": _less_outputs,
     "git": _git_outputs,
     "pytest": _pytest_outputs,

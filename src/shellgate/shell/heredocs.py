@@ -17,6 +17,8 @@ Both are pure functions of the body text (what tree-sitter gave as
 
 from __future__ import annotations
 
+from shellgate.shell.words import decode_ansi_c
+
 _BACKTICK_ESCAPES = frozenset("$`\\")
 
 
@@ -81,5 +83,45 @@ def bash_body_end(body: str, delimiter: str, strip_tabs: bool) -> int | None:
         if strip_tabs:
             readings |= {"".join(parts).lstrip("\t"), "".join(p.lstrip("\t") for p in parts)}
         if delimiter in readings:
+            return pos
+    return None
+
+
+def bash_delimiter(word: str) -> str:
+    """The delimiter bash compares lines with: the word after quote removal
+    (``E''OF``, ``"EOF"``, ``\\EOF``, ``$'EOF'``, ``$"EOF"`` are all ``EOF``)."""
+    out: list[str] = []
+    i, n = 0, len(word)
+    while i < n:
+        char = word[i]
+        if char == "$" and i + 1 < n and word[i + 1] in "'\"":
+            close = word.find(word[i + 1], i + 2)
+            close = n if close == -1 else close
+            inner = word[i + 2 : close]
+            out.append(decode_ansi_c(inner) if word[i + 1] == "'" else inner)
+            i = close + 1
+        elif char in "'\"":
+            close = word.find(char, i + 1)
+            close = n if close == -1 else close
+            out.append(word[i + 1 : close])
+            i = close + 1
+        elif char == "\\" and i + 1 < n:
+            out.append(word[i + 1])
+            i += 2
+        else:
+            out.append(char)
+            i += 1
+    return "".join(out)
+
+
+def quoted_body_end(body: str, delimiter: str, strip_tabs: bool) -> int | None:
+    """Offset just after the first line of ``body`` that ends a quoted heredoc for
+    bash, when that is before tree-sitter's end (which waits for the word as
+    written); else None."""
+    pos = 0
+    for line in body.splitlines(keepends=True):
+        pos += len(line)
+        bare = line.rstrip("\n")
+        if bare == delimiter or (strip_tabs and bare.lstrip("\t") == delimiter):
             return pos
     return None

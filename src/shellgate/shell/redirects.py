@@ -15,7 +15,12 @@ from tree_sitter import Node
 from shellgate.models import Redirect
 from shellgate.shell._parser import text
 from shellgate.shell.drafts import Extra
-from shellgate.shell.heredocs import backtick_spans, bash_body_end
+from shellgate.shell.heredocs import (
+    backtick_spans,
+    bash_body_end,
+    bash_delimiter,
+    quoted_body_end,
+)
 from shellgate.shell.words import group_words
 
 if TYPE_CHECKING:
@@ -102,11 +107,23 @@ def _heredoc(walker: Walker, node: Node, op: str, fd: int | None, out: Extra) ->
     delimiter = text(source, start.start_byte, start.end_byte) if start is not None else ""
     quoted = any(q in delimiter for q in "'\"\\")
     content = text(source, body.start_byte, body.end_byte) if body is not None else ""
-    plain = delimiter.replace("'", "").replace('"', "").replace("\\", "")
+    plain = bash_delimiter(delimiter)
     if body is not None and not quoted:
         # Unquoted delimiter: substitutions in the body run when the heredoc is read.
         walker.scan(body, "heredoc body")
         content = _unquoted_body(walker, content, plain, op == "<<-", out)
+    elif body is not None:
+        # bash ends the body at the first line equal to the delimiter after quote
+        # removal (`E''OF`, `$'EOF'` end at `EOF`); tree-sitter waits for the
+        # delimiter as written, so the lines in between would be read as data.
+        end = quoted_body_end(content, plain, op == "<<-")
+        if end is not None:
+            out.findings.append(
+                f"heredoc delimiter {delimiter[:30]} ends the body at '{plain[:30]}' for "
+                "bash; the lines after it run as commands"
+            )
+            walker.payload("after a heredoc bash ends early", content[end:])
+            content = content[:end]
     out.redirects.append(Redirect(op=op or "<<", fd=fd, target=plain))
     out.stdin_texts.append(content)
 

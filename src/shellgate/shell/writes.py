@@ -126,11 +126,44 @@ def _uniq(options: list[Option], args: list[str]) -> list[str]:
     return args[1:2]  # uniq [INPUT [OUTPUT]]: the second operand is written
 
 
-def _tree(options: list[Option], args: list[str]) -> list[str]:
-    targets = values(options, "-o")
-    if has(options, "-R") and has(options, "-H"):
+_TREE_SHORT_ARGS = frozenset("LPIoHT")
+_TREE_LONG_ARGS = frozenset({"--charset", "--filelimit", "--timefmt", "--sort", "--gitfile",
+                             "--infofile", "--hintro", "--houtro"})  # fmt: skip
+
+
+def _tree_writes(form: Argv) -> list[str]:
+    """tree's own option reader: no glued values; each value letter of a bundle
+    takes the next word in turn (``-Lo 1 F``: level 1, output F)."""
+    targets: list[str] = []
+    operands: list[str] = []
+    letters_seen: set[str] = set()
+    i, n = 1, len(form)
+    while i < n:
+        word = form[i]
+        i += 1
+        if word == "--":
+            operands.extend(form[i:])
+            break
+        if word.startswith("--"):
+            name, eq, _ = word.partition("=")
+            if name in _TREE_LONG_ARGS and not eq:
+                i += 1
+            continue
+        if word.startswith("-") and len(word) > 1:
+            for at, letter in enumerate(word[1:], start=2):
+                letters_seen.add(letter)
+                if letter in _TREE_SHORT_ARGS:
+                    if letter == "o":
+                        if i < n:
+                            targets.append(form[i])
+                        if word[at:]:
+                            targets.append(word[at:])  # the glued reading too
+                    i += 1
+            continue
+        operands.append(word)
+    if {"R", "H"} <= letters_seen:
         # -R -H: an index file in every directory it lists (at the -L depth).
-        targets += [os.path.join(d, "00Tree.html") for d in args or ["."]]
+        targets += [os.path.join(d, "00Tree.html") for d in operands or ["."]]
     return targets
 
 
@@ -185,8 +218,6 @@ WRITERS: dict[str, tuple[Grammar, Callable[[list[Option], list[str]], list[str]]
                "--create --extract --get --append --update"), _tar),
     "find": (_g(), _find),
     "uniq": (_g("fsw", "--skip-fields --skip-chars --check-chars"), _uniq),
-    "tree": (_g("LPIoHT", "--charset --filelimit --timefmt --sort --fromfile --gitfile "
-                "--infile --hintro --houtro"), _tree),
     "file": (_g("mfFeP", "--magic-file --files-from --separator --exclude --exclude-quiet "
                 "--parameter", "--compile"), _file),
 }  # fmt: skip
@@ -213,6 +244,8 @@ def write_operands(form: Argv) -> list[str]:
         return _dd_writes(form)
     if name == "find":
         return _find_writes(form)
+    if name == "tree":
+        return _tree_writes(form)
     if name == "tar" and len(form) > 1 and not form[1].startswith("-"):
         # Old-style bundled letters (tar czf out.tgz dir): make them ordinary options.
         form = (name, "-" + form[1], *form[2:])
