@@ -27,6 +27,8 @@ import re
 from collections.abc import Callable
 from typing import Protocol
 
+from shellgate.shell.options import abbreviates
+
 Argv = tuple[str, ...]
 
 
@@ -46,12 +48,6 @@ _MAKE_RUNNERS = frozenset({"SHELL", ".SHELLFLAGS", "MAKESHELL", "MAKE", "MAKEFLA
 _PLAIN_VALUE = re.compile(r"[A-Za-z0-9_.,/:+@%=~-]*")
 
 
-def _long(word: str, full: str, shortest: int) -> bool:
-    """``word`` (``--name`` or ``--name=v``) names ``full`` or abbreviates it."""
-    name = word.partition("=")[0]
-    return len(name) >= shortest and full.startswith(name)
-
-
 def _value(form: Argv, i: int) -> str:
     """The argument of the option at ``form[i]``: glued after ``=`` or the next word."""
     word = form[i]
@@ -61,7 +57,7 @@ def _value(form: Argv, i: int) -> str:
 
 
 def _makefile_option(word: str) -> bool:
-    return _long(word, "--file", 3) or _long(word, "--makefile", 4)
+    return abbreviates(word, "--file", 3) or abbreviates(word, "--makefile", 4)
 
 
 def _from_stdin(path: str) -> bool:
@@ -74,7 +70,7 @@ def _from_stdin(path: str) -> bool:
 def _make(form: Argv, out: Out) -> None:
     for i, word in enumerate(form[1:], start=1):
         if word.startswith("--"):
-            if _long(word, "--eval", 4):
+            if abbreviates(word, "--eval", 4):
                 out.findings.append(f"'{form[0]} --eval' runs a makefile given on the command line")
             elif _makefile_option(word) and _from_stdin(_value(form, i)):
                 out.findings.append(f"'{form[0]} {word[:20]}' reads its makefile from stdin")
@@ -141,17 +137,17 @@ def _tox(form: Argv, out: Out) -> None:
         if word[:1] == "-" and word[1:2] != "-" and "x" in word:  # -x, -rx, -xKEY=V
             out.findings.append(f"'{form[0]} -x' overrides its configuration (what it runs)")
             return
-        if word.startswith("--") and _long(word, "--override", 5):
+        if word.startswith("--") and abbreviates(word, "--override", 5):
             out.findings.append(f"'{form[0]} --override' overrides the commands it runs")
             return
 
 
 def _mypy(form: Argv, out: Out) -> None:
     for word in form[1:]:
-        if word.startswith("--") and _long(word, "--install-types", 5):
+        if word.startswith("--") and abbreviates(word, "--install-types", 5):
             out.findings.append(f"'{form[0]} --install-types' installs (and so runs) packages")
             return
-        if word.startswith("--") and _long(word, "--python-executable", 5):
+        if word.startswith("--") and abbreviates(word, "--python-executable", 5):
             out.findings.append(f"'{form[0]} --python-executable' runs that program")
             return
         if word.startswith("@"):  # arguments read from a file: unseen options

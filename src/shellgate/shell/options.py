@@ -35,6 +35,13 @@ class Grammar:
     long_flags: frozenset[str] = field(default_factory=frozenset)
 
 
+def abbreviates(word: str, full: str, shortest: int) -> bool:
+    """``word`` (``--name`` or ``--name=v``) is ``full`` or a getopt_long
+    abbreviation of it at least ``shortest`` characters long (``--compress``)."""
+    name = word.partition("=")[0]
+    return len(name) >= shortest and full.startswith(name)
+
+
 def is_assignment(word: str) -> bool:
     """``NAME=value`` with a valid shell name (what ``env`` and ``sudo`` accept)."""
     name, eq, _ = word.partition("=")

@@ -118,26 +118,25 @@ def _heredoc(walker: Walker, node: Node, op: str, fd: int | None, out: Extra) ->
         # delimiter as written, so the lines in between would be read as data.
         end = quoted_body_end(content, plain, op == "<<-")
         if end is not None:
-            out.findings.append(
-                f"heredoc delimiter {delimiter[:30]} ends the body at '{plain[:30]}' for "
-                "bash; the lines after it run as commands"
-            )
-            walker.payload("after a heredoc bash ends early", content[end:])
-            content = content[:end]
+            why = f"heredoc delimiter {delimiter[:30]} ends the body at '{plain[:30]}' for bash"
+            content = _cut_body(walker, content, end, why, out)
     out.redirects.append(Redirect(op=op or "<<", fd=fd, target=plain))
     out.stdin_texts.append(content)
+
+
+def _cut_body(walker: Walker, content: str, end: int, why: str, out: Extra) -> str:
+    """The body bash reads (up to ``end``); what follows is read as commands."""
+    out.findings.append(f"{why}; the lines after it run as commands")
+    walker.payload("after a heredoc bash ends early", content[end:])
+    return content[:end]
 
 
 def _unquoted_body(walker: Walker, content: str, delimiter: str, dash: bool, out: Extra) -> str:
     """What tree-sitter misses in an unquoted body; returns the body bash really reads."""
     end = bash_body_end(content, delimiter, dash)
     if end is not None:
-        out.findings.append(
-            f"heredoc delimiter '{delimiter}' joined by backslash-newline ends the body "
-            "early; the lines after it run as commands"
-        )
-        walker.payload("after a heredoc bash ends early", content[end:])
-        content = content[:end]
+        why = f"heredoc delimiter '{delimiter}' joined by backslash-newline ends the body early"
+        content = _cut_body(walker, content, end, why, out)
     if "`" in content:
         spans = list(dict.fromkeys(backtick_spans(content)))
         for span in spans[:_MAX_SPAN_FINDINGS]:

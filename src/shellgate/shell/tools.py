@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from shellgate.shell import buildtools
+from shellgate.shell.options import abbreviates
 
 Argv = tuple[str, ...]
 
@@ -48,19 +49,13 @@ def _long_name(word: str) -> str:
     return word.partition("=")[0]
 
 
-def _abbreviates(word: str, full: str, shortest: int) -> bool:
-    """``word`` is ``full`` or a getopt_long abbreviation of it (``--compress``)."""
-    name = _long_name(word)
-    return len(name) >= shortest and full.startswith(name)
-
-
 def _short_letters(word: str) -> str:
     return word[1:] if len(word) > 1 and word[0] == "-" and word[1] != "-" else ""
 
 
 def _sort(form: Argv, out: Out) -> None:
     for word in form[1:]:
-        if word.startswith("--") and _abbreviates(word, "--compress-program", 4):
+        if word.startswith("--") and abbreviates(word, "--compress-program", 4):
             out.findings.append(f"'{form[0]} --compress-program' runs a program")
             return
 
@@ -129,7 +124,7 @@ def _fd(form: Argv, out: Out) -> None:
 def _file(form: Argv, out: Out) -> None:
     for word in form[1:]:
         if "C" in _short_letters(word) or (
-            word.startswith("--") and _abbreviates(word, "--compile", 5)
+            word.startswith("--") and abbreviates(word, "--compile", 5)
         ):
             out.findings.append(f"'{form[0]} -C' compiles a magic file (writes NAME.mgc)")
             return
