@@ -13,7 +13,7 @@ import pytest
 
 from shellgate.models import Segment
 from shellgate.shell import analyse
-from shellgate.shell.heredocs import backtick_spans, bash_body_end
+from shellgate.shell.reader.heredocs import backtick_spans, bash_body_end
 from shellgate.shell.tools import fd_exec_command
 
 W = "/work/project"

@@ -25,10 +25,11 @@ from functools import lru_cache
 from tree_sitter import Node
 
 from shellgate.models import Analysis, Segment
-from shellgate.shell import _parser, misreads
-from shellgate.shell.drafts import Draft, Sink
+from shellgate.shell.finish import assignment_findings, finish
+from shellgate.shell.reader import _parser, misreads
+from shellgate.shell.reader.drafts import Draft, Sink
+from shellgate.shell.reader.walker import Walker
 from shellgate.shell.spellings import respellings
-from shellgate.shell.walker import Walker
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _MAX_ERRORS_SHOWN = 3
@@ -142,7 +143,10 @@ def _analyse(
     node each, so a large file written through a heredoc stays well inside it.
     """
     source = command.encode("utf-8", "surrogatepass")
-    sink = Sink(workdir=workdir, max_depth=max_depth, max_nodes=max_nodes, cwd=workdir)
+    sink = Sink(
+        workdir=workdir, max_depth=max_depth, finish=finish,
+        assignment_findings=assignment_findings, max_nodes=max_nodes, cwd=workdir,
+    )  # fmt: skip
     control = _CONTROL.search(command)
     if control is not None:
         sink.note(
@@ -185,8 +189,14 @@ def _analyse(
         if forms:
             segments.append(
                 Segment.model_construct(
-                    text=command, argv=forms[0], forms=tuple(forms), assignments=(),
-                    redirects=(), context=(), findings=whole, writes=(),
+                    text=command,
+                    argv=forms[0],
+                    forms=tuple(forms),
+                    assignments=(),
+                    redirects=(),
+                    context=(),
+                    findings=whole,
+                    writes=(),
                 )
             )
         elif not segments:

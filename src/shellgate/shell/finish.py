@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from shellgate.shell.buildtools import output_operands
 from shellgate.shell.commands import SAFE_ASSIGNMENTS, Reading, read_forms
-from shellgate.shell.drafts import Argv, Draft, Sink
+from shellgate.shell.reader.drafts import Argv, Draft, Sink
 from shellgate.shell.spellings import resolved_operands, respellings
 from shellgate.shell.tools import check_subscript
 from shellgate.shell.wrappers import MAX_FORMS, unwrap
@@ -116,6 +116,13 @@ def _read_argv(
     )
 
 
+def assignment_findings(name: str) -> list[str]:
+    """The finding an assignment to ``name`` raises (none for a known-safe name)."""
+    if name in SAFE_ASSIGNMENTS:
+        return []
+    return [f"assignment to '{name}' (not on the known-safe list)"]
+
+
 def _inside(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip("/") + "/")
 
@@ -124,8 +131,7 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[tuple[s
     """Fill ``draft.forms``, ``findings`` and ``writes``; return shell strings to parse."""
     findings = draft.findings
     for name, _ in draft.assignments:
-        if name not in SAFE_ASSIGNMENTS:
-            findings.append(f"assignment to '{name}' (not on the known-safe list)")
+        findings.extend(assignment_findings(name))
     payloads: list[tuple[str, str]] = []
     for name, value in draft.assignments:
         if name in _PROMPTS and value:

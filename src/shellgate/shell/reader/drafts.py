@@ -8,6 +8,7 @@ the end, when whole-command findings are known and copied onto each of them.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from shellgate.models import Redirect
@@ -48,12 +49,32 @@ class Extra:
         )
 
 
+#: Completes a draft once its words are read: forms, findings, writes, ``cd``;
+#: returns the shell strings it runs, to be parsed as nested commands.
+Finisher = Callable[["Draft", "Sink", Sequence[str]], list[tuple[str, str]]]
+
+
+def _unset_finisher(draft: Draft, sink: Sink, stdin: Sequence[str]) -> list[tuple[str, str]]:
+    raise RuntimeError("Sink.finish was not set (analyse() sets it)")
+
+
+def _every_name(name: str) -> list[str]:
+    return [f"assignment to '{name}' (not on the known-safe list)"]
+
+
 @dataclass
 class Sink:
-    """Shared output and state of one analysis (all nested parses included)."""
+    """Shared output and state of one analysis (all nested parses included).
+
+    The reader knows bash, not commands: what a command does is filled in by
+    ``finish`` (the catalog's side), and which assignments are safe is asked of
+    ``assignment_findings``; ``analyse`` sets both.
+    """
 
     workdir: str
     max_depth: int
+    finish: Finisher = _unset_finisher
+    assignment_findings: Callable[[str], list[str]] = _every_name
     max_nodes: int = 10_000  # syntax nodes one parse may have (a re-read's too)
     drafts: list[Draft] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)

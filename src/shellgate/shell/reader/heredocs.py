@@ -17,7 +17,7 @@ Both are pure functions of the body text (what tree-sitter gave as
 
 from __future__ import annotations
 
-from shellgate.shell.words import decode_ansi_c
+from shellgate.shell.reader.words import decode_ansi_c
 
 _BACKTICK_ESCAPES = frozenset("$`\\")
 

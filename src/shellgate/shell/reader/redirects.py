@@ -13,18 +13,18 @@ from typing import TYPE_CHECKING
 from tree_sitter import Node
 
 from shellgate.models import Redirect
-from shellgate.shell._parser import text
-from shellgate.shell.drafts import Extra
-from shellgate.shell.heredocs import (
+from shellgate.shell.reader._parser import text
+from shellgate.shell.reader.drafts import Extra
+from shellgate.shell.reader.heredocs import (
     backtick_spans,
     bash_body_end,
     bash_delimiter,
     quoted_body_end,
 )
-from shellgate.shell.words import group_words
+from shellgate.shell.reader.words import group_words
 
 if TYPE_CHECKING:
-    from shellgate.shell.walker import Walker
+    from shellgate.shell.reader.walker import Walker
 
 REDIRECT_TYPES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})

@@ -26,7 +26,7 @@ from itertools import pairwise
 
 from tree_sitter import Node
 
-from shellgate.shell._parser import text
+from shellgate.shell.reader._parser import text
 
 #: Called with a node holding commands (a substitution, an expansion to scan) and
 #: the context label its commands get.

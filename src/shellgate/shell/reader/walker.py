@@ -19,14 +19,12 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
-from shellgate.shell import _parser, misreads
-from shellgate.shell._parser import text
-from shellgate.shell.commands import SAFE_ASSIGNMENTS
-from shellgate.shell.drafts import Draft, Extra, Sink
-from shellgate.shell.finish import finish
-from shellgate.shell.heredocs import backtick_spans
-from shellgate.shell.redirects import REDIRECT_TYPES, read_redirect
-from shellgate.shell.words import WordReader, group_words
+from shellgate.shell.reader import _parser, misreads
+from shellgate.shell.reader._parser import text
+from shellgate.shell.reader.drafts import Draft, Extra, Sink
+from shellgate.shell.reader.heredocs import backtick_spans
+from shellgate.shell.reader.redirects import REDIRECT_TYPES, read_redirect
+from shellgate.shell.reader.words import WordReader, group_words
 
 _SUBSTITUTIONS = {"command_substitution": "command substitution",
                   "process_substitution": "process substitution"}  # fmt: skip
@@ -415,7 +413,7 @@ class Walker:
             readings=[r for r in dict.fromkeys(readings or ()) if r and r[0] and r != argv],
         )
         self.sink.drafts.append(draft)
-        for label, source in finish(draft, self.sink, extra.stdin_texts):
+        for label, source in self.sink.finish(draft, self.sink, extra.stdin_texts):
             self.payload(label, source)
 
     def words_of(self, node: Node, findings: list[str]) -> list[str]:
@@ -429,7 +427,7 @@ class Walker:
             elif child.type == "variable_assignment":
                 name, value = self.assignment(child, findings)
                 out.append(f"{name}={value}")
-                check_assignment(name, findings)
+                findings.extend(self.sink.assignment_findings(name))
             elif child.is_named or child.child_count:
                 stack.extend(reversed(child.children))
             else:
@@ -437,17 +435,12 @@ class Walker:
         return out
 
 
-def check_assignment(name: str, findings: list[str]) -> None:
-    if name not in SAFE_ASSIGNMENTS:
-        findings.append(f"assignment to '{name}' (not on the known-safe list)")
-
-
 Handler = Callable[[Walker, Node, "Extra | None"], None]
 _HANDLERS: dict[str, Handler] = {}
 
 
 def _register() -> None:
-    from shellgate.shell import compound
+    from shellgate.shell.reader import compound
 
     _HANDLERS.update(
         {

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
-from shellgate.shell._parser import text
-from shellgate.shell.drafts import Extra
+from shellgate.shell.reader._parser import text
+from shellgate.shell.reader.drafts import Extra
 
 if TYPE_CHECKING:
-    from shellgate.shell.walker import Walker
+    from shellgate.shell.reader.walker import Walker
 
 _WORDISH_VALUE = frozenset({"word", "string", "raw_string", "concatenation", "simple_expansion",
                             "expansion", "number", "ansi_c_string", "command_substitution",
