@@ -79,6 +79,9 @@ class Segment(_Frozen):
     context: tuple[str, ...] = ()
     findings: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
+    #: Canonical spellings (joined) of its forms, for deny and ask rules: options
+    #: unbundled, aliased and sorted, inert ones dropped (``rm -Rf x``: ``rm -f -r x``).
+    canonical: tuple[str, ...] = ()
 
     @property
     def command(self) -> str:

@@ -35,6 +35,7 @@ class Match:
 
     rule: Rule
     text: str
+    canonical: bool = False  # ``text`` is a canonical form of the segment
 
 
 def segment_texts(segment: Segment) -> tuple[str, tuple[str, ...]]:
@@ -54,7 +55,9 @@ class RuleFinder(Protocol):
     @property
     def source(self) -> PolicySource: ...
 
-    def best(self, subject: str, tenant: str, text: str, *, allow: bool = True) -> Rule | None: ...
+    def best(
+        self, subject: str, tenant: str, text: str, *, allow: bool = True, canonical: bool = False
+    ) -> Rule | None: ...
 
 
 class PolicyEngine:
@@ -82,9 +85,10 @@ class PolicyEngine:
         if not segment.argv:
             return None
         command, others = segment_texts(segment)
+        canonical = tuple(c for c in segment.canonical if c != command and c not in others)
         best: Match | None = None
         for index in self.indexes:
-            found = self._match_one(index, subject, tenant, command, others)
+            found = self._match_one(index, subject, tenant, command, others, canonical)
             if found is not None and (
                 best is None or rank(found.rule)[0] < rank(best.rule)[0]
             ):
@@ -93,23 +97,30 @@ class PolicyEngine:
 
     @staticmethod
     def _match_one(
-        index: RuleFinder, subject: str, tenant: str, command: str, others: tuple[str, ...]
+        index: RuleFinder,
+        subject: str,
+        tenant: str,
+        command: str,
+        others: tuple[str, ...],
+        canonical: tuple[str, ...],
     ) -> Match | None:
         rule = index.best(subject, tenant, command, allow=True)
         best = Match(rule, command) if rule is not None else None
-        for text in others:
+        # Deny and ask rules: every other form, then every canonical form.
+        for text, is_canonical in (*((t, False) for t in others), *((c, True) for c in canonical)):
             if best is not None and best.rule.effect == "deny":
                 break
-            rule = index.best(subject, tenant, text, allow=False)
+            rule = index.best(subject, tenant, text, allow=False, canonical=is_canonical)
             if rule is not None and (best is None or rank(rule)[0] < rank(best.rule)[0]):
-                best = Match(rule, text)
+                best = Match(rule, text, is_canonical)
         return best
 
 
 def explain(match: Match, segment: Segment) -> str:
     """The decision's reason: the admin's own text if given, else what matched."""
     rule = match.rule
-    how = "" if match.text == segment.command else f" (read as '{match.text[:200]}')"
+    kind = "canonical form" if match.canonical else "read as"
+    how = "" if match.text == segment.command else f" ({kind} '{match.text[:200]}')"
     what = f"'{segment.command[:200]}'{how}"
     text = rule.pattern.text
     shown = f"{rule.effect} '{text if len(text) <= 60 else text[:57] + '...'}'"

@@ -48,7 +48,7 @@ class _Bucket:
 
 
 def _first_match(
-    rules: tuple[Rule, ...], text: str, best: Rule | None, *, allow: bool
+    rules: tuple[Rule, ...], text: str, best: Rule | None, *, allow: bool, canonical: bool
 ) -> Rule | None:
     """The first rule of sorted ``rules`` matching ``text`` that beats ``best``."""
     for rule in rules:
@@ -56,7 +56,10 @@ def _first_match(
             return None  # sorted: nothing later can beat ``best``
         if not allow and rule.effect == "allow":
             return None  # sorted: only allow rules follow
-        if rule.pattern.matches(text):
+        if canonical:
+            if rule.pattern.matches_canonical(text):
+                return rule
+        elif rule.pattern.matches(text):
             return rule
     return None
 
@@ -110,11 +113,14 @@ class PolicyIndex:
         self._names[(subject, tenant)] = found
         return found
 
-    def best(self, subject: str, tenant: str, text: str, *, allow: bool = True) -> Rule | None:
+    def best(
+        self, subject: str, tenant: str, text: str, *, allow: bool = True, canonical: bool = False
+    ) -> Rule | None:
         """The rule plain casbin would report for ``(subject, tenant, text)``.
 
         With ``allow=False`` only a deny or ask rule is returned: the caller is
-        matching a normalised form, which may never earn an allow.
+        matching a normalised form, which may never earn an allow. ``canonical``:
+        ``text`` is a canonical form, matched with ``Pattern.matches_canonical``.
         """
         word = first_word(text)
         tenants = (tenant,) if tenant == "*" else (tenant, "*")
@@ -125,7 +131,7 @@ class PolicyIndex:
                 if bucket is None:
                     continue
                 for rules in (bucket.by_word.get(word, ()), bucket.wild):
-                    found = _first_match(rules, text, best, allow=allow)
+                    found = _first_match(rules, text, best, allow=allow, canonical=canonical)
                     if found is not None:
                         best = found
         return best

@@ -57,6 +57,17 @@ class Pattern:
     key: str | None
     prefix: str | None = None
 
+    def matches_canonical(self, canonical: str) -> bool:
+        """Whether a segment's canonical form (``rm -f -r x``) matches this pattern
+        read as a command by the same catalog (``rm -rf *``): its options required,
+        in any order and spelling, among others. A ``re:`` pattern, or one whose
+        command has no catalog entry, matches the canonical text as it is."""
+        if self.kind != "regex":
+            regex = canonical_regex(self.text)
+            if regex is not None:
+                return regex.fullmatch(canonical) is not None
+        return self.matches(canonical)
+
     def matches(self, command: str) -> bool:
         """Whether the whole of ``command`` matches (never a substring of it)."""
         if self.exact is not None:
@@ -106,6 +117,16 @@ def _literal_prefix(source: str) -> str:
 
 def _key_from_prefix(prefix: str) -> str | None:
     return first_word(prefix) if " " in prefix else None
+
+
+@lru_cache(maxsize=65536)
+def canonical_regex(text: str) -> re.Pattern[str] | None:
+    """The canonical reading of a plain pattern, compiled on first use (cached):
+    policy load does not pay for it, and only deny and ask rules ever ask."""
+    from shellgate.shell.catalog.patterns import pattern_source
+
+    source = pattern_source(text)
+    return re.compile(source, _FLAGS) if source is not None else None
 
 
 @lru_cache(maxsize=65536)

@@ -17,6 +17,10 @@ from shellgate.models import STRICTNESS
 from shellgate.policy.loader import SHIPPED_MODEL, PolicySource, Rule
 from shellgate.policy.patterns import Pattern
 
+#: Marks a request as a canonical form (a NUL never reaches the rules: the input
+#: guard denies it), so casbin's matcher calls ``Pattern.matches_canonical``.
+CANONICAL_MARK = "\x00canonical:"
+
 
 def _tenant_match(request_tenant: str, link_tenant: str) -> bool:
     # casbin asks (request domain, link domain): a link in "*" holds in every tenant.
@@ -45,7 +49,12 @@ class ReferenceEnforcer:
 
         def command_match(command: Any, pattern: Any) -> bool:
             compiled = patterns.get(str(pattern))  # "" when casbin evaluates an empty policy
-            return compiled is not None and compiled.matches(str(command))
+            if compiled is None:
+                return False
+            text = str(command)
+            if text.startswith(CANONICAL_MARK):
+                return compiled.matches_canonical(text[len(CANONICAL_MARK) :])
+            return compiled.matches(text)
 
         class _Rows(Adapter):  # type: ignore[misc]
             def load_policy(self, model: Any) -> None:
@@ -60,9 +69,12 @@ class ReferenceEnforcer:
         enforcer.build_role_links()
         self._enforcer = enforcer
 
-    def best(self, subject: str, tenant: str, text: str, *, allow: bool = True) -> Rule | None:
+    def best(
+        self, subject: str, tenant: str, text: str, *, allow: bool = True, canonical: bool = False
+    ) -> Rule | None:
         """The first rule casbin's ``enforce_ex`` matches, as :meth:`PolicyIndex.best`."""
-        allowed, explain = self._enforcer.enforce_ex(subject, tenant, text)
+        request = CANONICAL_MARK + text if canonical else text
+        allowed, explain = self._enforcer.enforce_ex(subject, tenant, request)
         if not allowed or not explain:
             return None  # casbin's False here means "no rule matched"
         rule = self._by_row[tuple(explain)]

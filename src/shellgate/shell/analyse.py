@@ -97,6 +97,7 @@ def _freeze(draft: Draft, whole: tuple[str, ...]) -> Segment:
         if whole
         else tuple(draft.findings),
         writes=tuple(draft.writes),
+        canonical=tuple(draft.canonical),
     )
 
 

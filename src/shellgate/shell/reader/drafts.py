@@ -10,10 +10,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from shellgate.models import Redirect
 
 Argv = tuple[str, ...]
+
+
+class Runs(Protocol):
+    """A program a command runs (``catalog.entry.Program``): its own segment."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def argv(self) -> Argv: ...
+    @property
+    def assignments(self) -> tuple[tuple[str, str], ...]: ...
+
+
+#: What a finished command hands back: a shell string to parse (label, source),
+#: or a program it runs.
+Nested = tuple[str, str] | Runs
 
 
 @dataclass
@@ -26,6 +43,8 @@ class Draft:
     findings: list[str] = field(default_factory=list)
     forms: list[Argv] = field(default_factory=list)
     writes: list[str] = field(default_factory=list)
+    #: Canonical spellings of its forms (deny and ask rules match them too).
+    canonical: list[str] = field(default_factory=list)
     #: Deny-side readings of a dynamic argv: expansions empty (words they empty
     #: kept, and dropped as bash drops an unquoted one).
     readings: list[Argv] = field(default_factory=list)
@@ -51,10 +70,10 @@ class Extra:
 
 #: Completes a draft once its words are read: forms, findings, writes, ``cd``;
 #: returns the shell strings it runs, to be parsed as nested commands.
-Finisher = Callable[["Draft", "Sink", Sequence[str]], list[tuple[str, str]]]
+Finisher = Callable[["Draft", "Sink", Sequence[str]], list[Nested]]
 
 
-def _unset_finisher(draft: Draft, sink: Sink, stdin: Sequence[str]) -> list[tuple[str, str]]:
+def _unset_finisher(draft: Draft, sink: Sink, stdin: Sequence[str]) -> list[Nested]:
     raise RuntimeError("Sink.finish was not set (analyse() sets it)")
 
 

@@ -15,13 +15,14 @@ Invariants:
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 
 from tree_sitter import Node
 
 from shellgate.shell.reader import _parser, misreads
 from shellgate.shell.reader._parser import text
-from shellgate.shell.reader.drafts import Draft, Extra, Sink
+from shellgate.shell.reader.drafts import Draft, Extra, Runs, Sink
 from shellgate.shell.reader.heredocs import backtick_spans
 from shellgate.shell.reader.redirects import REDIRECT_TYPES, read_redirect
 from shellgate.shell.reader.words import WordReader, group_words
@@ -413,8 +414,39 @@ class Walker:
             readings=[r for r in dict.fromkeys(readings or ()) if r and r[0] and r != argv],
         )
         self.sink.drafts.append(draft)
-        for label, source in self.sink.finish(draft, self.sink, extra.stdin_texts):
-            self.payload(label, source)
+        self._nested_of(draft, extra)
+
+    def _nested_of(self, draft: Draft, extra: Extra) -> None:
+        for item in self.sink.finish(draft, self.sink, extra.stdin_texts):
+            if isinstance(item, tuple):
+                self.payload(*item)
+            else:
+                self.program(item, extra)
+
+    def program(self, runs: Runs, extra: Extra) -> None:
+        """A program a command runs (``env CMD``, ``find -exec CMD ;``): its own
+        segment, one level deeper, with the command's redirections (its output
+        goes where the command's does) and the environment it is given."""
+        if self.depth >= self.sink.max_depth:
+            self.sink.note(f"nesting deeper than {self.sink.max_depth} levels in a {runs.label}")
+            return
+        draft = Draft(
+            text=shlex.join(runs.argv),
+            argv=runs.argv,
+            context=(*self.ctx, runs.label),
+            assignments=list(runs.assignments),
+            redirects=list(extra.redirects),
+            findings=list(extra.findings),
+        )
+        self.sink.drafts.append(draft)
+        # A program runs in a child process: a `cd` it names changes nothing here.
+        saved = (self.ctx, self.depth, self.sink.cwd, self.sink.cwd_known)
+        self.ctx, self.depth = draft.context, self.depth + 1
+        try:
+            self._nested_of(draft, extra)
+        finally:
+            self.ctx, self.depth = saved[0], saved[1]
+            self.sink.cwd, self.sink.cwd_known = saved[2], saved[3]
 
     def words_of(self, node: Node, findings: list[str]) -> list[str]:
         """Quote-removed words of a test or declaration, operators kept as written."""

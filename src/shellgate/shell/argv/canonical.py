@@ -1,0 +1,58 @@
+"""The canonical spelling of a command, and of a rule pattern read the same way.
+
+Deny and ask rules match each segment's canonical form besides its literal
+forms, so one rule covers every spelling of one command:
+
+* short-option bundles are split (``-rf`` is ``-r -f``) and every option is
+  spelled by its canonical name (``-R`` and ``--recursive`` are ``-r``);
+* an option's value is glued with ``=`` (``--output=F``, ``-o=F``): one word each;
+* inert options (``-v``, git's ``--no-pager``) are dropped;
+* options are sorted, then come the operands (after ``--`` when one starts with
+  a dash); a subcommand follows its command's options: ``git push -f origin``.
+
+A pattern (``rm -rf *``) is read by the same catalog when the policy loads, into
+a regular expression over canonical forms whose options are *required*, in any
+order, among any others (``rm -f -r *`` meets ``rm -I -f -r -v x``); its operands
+keep the pattern language (``*`` any run of characters, a final `` *`` any
+further words). Only deny and ask rules use it: allow matching stays literal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_SKIP = r"(?: -[^ ]*)*?"
+
+
+def option_words(hits: Sequence[tuple[str, str | None]]) -> list[str]:
+    """``(name, value)`` pairs as sorted canonical option words, without repeats."""
+    return sorted({name if value is None else f"{name}={value}" for name, value in hits})
+
+
+def operand_words(operands: Sequence[str]) -> list[str]:
+    """Operands after the options (behind ``--`` when one could be read as an option)."""
+    if any(word.startswith("-") and word != "-" for word in operands):
+        return ["--", *operands]
+    return list(operands)
+
+
+def _glob(word: str) -> str:
+    return ".*".join(re.escape(piece) for piece in word.split("*"))
+
+
+def pattern_regex(words: Sequence[str], any_tail: bool) -> str:
+    """A regex source for canonical forms matching a pattern's canonical ``words``.
+
+    Before every word but the first, and at the end, any option words may stand
+    (``_SKIP`` matches only words that begin with a dash), so the pattern's
+    options are required and the command's others are allowed. An option whose
+    value holds a blank cannot be skipped, which only makes a rule match less.
+    """
+    out = [_glob(words[0])] if words else []
+    for word in words[1:]:
+        out.append(f"{_SKIP} {_glob(word)}")
+    out.append(_SKIP)
+    if any_tail:
+        out.append("(?: .*)?")
+    return "".join(out)

@@ -1,0 +1,150 @@
+"""What one catalog entry declares about a command, and what reading it yields.
+
+An :class:`Entry` says, in one place, everything the analysis knows about a
+command: its names, its option dialect, which options carry a program
+(``Opt.runs``), load code or change state (``Opt.finding``), name files it
+writes (``Opt.writes``) or deletes (``Opt.deletes``), which are inert (dropped
+from the canonical form), which operands it writes, whether its operands are a
+command it runs (``runs``: a wrapper), and its subcommands. Named hook functions
+cover what a table cannot (make variables, gdb ``-ex``, kill pids, find
+expressions); a hook receives the argv, the scan, and the :class:`Reading` it adds to.
+
+The engine that applies entries is :mod:`shellgate.shell.catalog.read`; it never
+asks for a command by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from shellgate.shell.argv.engine import GNU, OPTIONAL, Dialect, Opt, Parsed, Spec
+
+Argv = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Program:
+    """A program a command runs: its own segment, decided on its own."""
+
+    label: str  # context label: "env payload", "find -exec payload"
+    argv: Argv
+    assignments: tuple[tuple[str, str], ...] = ()  # environment it is given (env NAME=v)
+
+
+@dataclass
+class Reading:
+    """What reading one argv found. Every list only grows (findings never vanish)."""
+
+    findings: list[str] = field(default_factory=list)
+    #: Shell strings it runs (``-c`` payloads, ``--upload-pack=CMD``), parsed as commands.
+    payloads: list[tuple[str, str]] = field(default_factory=list)
+    #: Programs it runs directly (a wrapper's command, ``find -exec``, ``rsync -e``).
+    programs: list[Program] = field(default_factory=list)
+    #: Other readings of what it runs, for deny and ask rules only (a grammar guess).
+    guesses: list[Argv] = field(default_factory=list)
+    #: Extra deny-side forms of this command (``(sh,)`` for a shell reading stdin).
+    forms: list[Argv] = field(default_factory=list)
+    #: Operands it writes, as written (relative ones resolved later against the cwd).
+    writes: list[str] = field(default_factory=list)
+    #: Files it writes through an option (a report, a log): fine inside the workdir.
+    outputs: list[str] = field(default_factory=list)
+    #: Paths it empties or deletes through an option (pytest --basetemp, find -delete).
+    deleted: list[str] = field(default_factory=list)
+    #: It reads shell commands from its stdin (a here-string or heredoc is parsed).
+    stdin_shell: bool = False
+    #: Its operands are written, and that is its whole purpose (cp, rm, touch…).
+    obvious_writer: bool = False
+    #: The canonical spelling of the command, for deny and ask rules (None: no entry).
+    canonical: Argv | None = None
+
+    def finding(self, text: str) -> None:
+        if text not in self.findings:
+            self.findings.append(text)
+
+
+Hook = Callable[[Argv, Parsed, Reading], None]
+#: Which operands a command writes, given its scan (``cp A B``: the last one).
+OperandWrites = Callable[[Parsed], list[str]]
+
+
+@dataclass(frozen=True)
+class Runs:
+    """The operands (after ``skip`` of them) are a command the entry runs."""
+
+    skip: int = 0  # operands before the command: ``timeout DURATION``, ``chroot DIR``
+    default: Argv = ()  # what runs when no command is given (``xargs``: echo)
+    #: Operands that are words it always hands on, never a command (none by default).
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """Everything the analysis knows about one command (see the module docstring)."""
+
+    names: tuple[str, ...]
+    dialect: Dialect = GNU
+    options: tuple[Opt, ...] = ()
+    runs: Runs | None = None
+    #: Which operands it writes: "all", "last" (of two or more), or a function.
+    writes: str | OperandWrites = ""
+    #: Writing operands is its whole purpose: an admin allowing it knows it writes.
+    obvious_writer: bool = False
+    subcommands: Mapping[str, Entry] = field(default_factory=dict)
+    hooks: tuple[Hook, ...] = ()
+    #: Running it at all is a finding (``eval``): the text says why.
+    finding: str = ""
+    #: Option checks read past ``--`` (it may be the argument of the option before it).
+    through_double_dash: bool = False
+    #: Options are dropped from the canonical form whole (systemctl: the verb decides).
+    canonical_drops_options: bool = False
+    #: No canonical form (an expression language, not options: find, test).
+    no_canonical: bool = False
+
+    @cached_property
+    def spec(self) -> Spec:
+        return Spec(self.dialect, self.options)
+
+    @property
+    def name(self) -> str:
+        return self.names[0]
+
+
+def _names(spelled: str) -> tuple[str, ...]:
+    return tuple(spelled.split())
+
+
+def flag(names: str, *, inert: bool = False, finding: str = "") -> Opt:
+    """An option without an argument."""
+    return Opt(_names(names), 0, inert=inert, finding=finding)
+
+
+def val(
+    names: str,
+    *,
+    takes: int = 1,
+    runs: str = "",
+    finding: str = "",
+    writes: bool = False,
+    deletes: bool = False,
+    inert: bool = False,
+    when: Callable[[str], bool] | None = None,
+) -> Opt:
+    """An option with an argument (``takes`` words; ``OPTIONAL``: glued only)."""
+    return Opt(_names(names), takes, runs, finding, writes, deletes, inert, when)
+
+
+def optional(names: str, *, inert: bool = False, finding: str = "") -> Opt:
+    """An option whose value may only be glued (``--color[=WHEN]``)."""
+    return Opt(_names(names), OPTIONAL, inert=inert, finding=finding)
+
+
+def values(names: str, *, takes: int = 1) -> tuple[Opt, ...]:
+    """Several plain value options at once (a wrapper's grammar row)."""
+    return tuple(Opt((name,), takes) for name in names.split())
+
+
+def letters(short: str, *, takes: int = 1) -> tuple[Opt, ...]:
+    """Short value options given as letters (``"ugC"``: -u -g -C take a value)."""
+    return tuple(Opt(("-" + letter,), takes) for letter in short)

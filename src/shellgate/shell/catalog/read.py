@@ -1,0 +1,190 @@
+"""The one engine that applies catalog entries to an argv.
+
+``read(argv)`` looks the command up by its basename, scans its options in the
+entry's dialect (``argv/engine.py``) and turns what the entry declares into a
+:class:`~shellgate.shell.catalog.entry.Reading`: programs it runs (each becomes
+its own segment), shell strings it runs (parsed as commands), findings, write
+targets, deletions, and the canonical form deny and ask rules also match.
+
+Evaluation order: the entry's own finding → each option met (runs, finding,
+writes, deletes) → options once more read without long-option prefixes, for
+writes and programs only (a real flag may look like a prefix of a declared
+option) → operand writes → a wrapper's command → the subcommand, read the same
+way from its own word on → hooks → the canonical form. Nothing here says a
+command's name: a new tool is a new entry.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from functools import lru_cache
+
+from shellgate.shell.argv.canonical import operand_words, option_words
+from shellgate.shell.argv.engine import Hit, Parsed, scan
+from shellgate.shell.catalog.entry import Argv, Entry, Program, Reading
+from shellgate.shell.catalog.registry import lookup
+
+_NAME_LIKE = re.compile(r"[A-Za-z_./\\][\w.+/\\-]*")
+#: A program word that is not a literal name: find's ``{}``, an expansion.
+_NOT_LITERAL = re.compile(r"\{\}|[$`]")
+
+
+def basename(word: str) -> str:
+    """``/usr/bin/rm`` is ``rm``; a leftover backslash never changes the command name."""
+    head = word.replace("\\", "") if "\\" in word else word
+    if "/" in head.rstrip("/"):
+        head = head.rstrip("/").rsplit("/", 1)[1]
+    return head
+
+
+def could_be_command(word: str) -> bool:
+    return _NAME_LIKE.fullmatch(word) is not None and not word.isdigit()
+
+
+def split_words(value: str) -> Argv:
+    """A value a tool splits into words itself (``rsync -e 'ssh -p 22'``)."""
+    try:
+        return tuple(shlex.split(value, posix=True))
+    except ValueError:
+        return tuple(value.split())
+
+
+@lru_cache(maxsize=4096)
+def read(argv: Argv) -> Reading | None:
+    """What the catalog knows of ``argv`` (``None``: no entry for its command).
+
+    Cached (agents repeat the same few argvs): callers must not change the answer.
+    """
+    if not argv:
+        return None
+    entry = lookup(basename(argv[0]))
+    if entry is None:
+        return None
+    out = Reading()
+    words: list[str] = []
+    apply(argv, entry, out, words)
+    out.canonical = tuple(words) if words else None
+    return out
+
+
+def apply(argv: Argv, entry: Entry, out: Reading, canonical: list[str]) -> Parsed:
+    """Read ``argv`` (``argv[0]`` the command or subcommand word) under ``entry``."""
+    name = argv[0]
+    parsed = scan(argv, entry.spec, through_double_dash=entry.through_double_dash)
+    if entry.finding:
+        out.finding(f"'{name}' {entry.finding}")
+    for hit in parsed.hits:
+        _option(name, hit, out)
+    if any(word.startswith("--") for word in argv[1:]) and entry.dialect.abbreviations:
+        literal = scan(argv, entry.spec, abbreviations=False)
+        for hit in literal.hits:
+            _option(name, hit, out, roles_only=True)
+    _operand_writes(entry, parsed, out)
+    out.obvious_writer |= entry.obvious_writer
+    if entry.runs is not None:
+        _wrapper(argv, entry, parsed, out)
+    canonical.append(basename(name) if not canonical else name)
+    if not entry.canonical_drops_options:
+        canonical.extend(
+            option_words([(h.name, h.value) for h in parsed.hits if not (h.opt and h.opt.inert)])
+        )
+    sub = _subcommand(entry, parsed)
+    if sub is not None:
+        at, child = sub
+        apply(argv[at:], child, out, canonical)
+    elif entry.runs is not None:
+        canonical.extend(f"{name}={value}" for name, value in parsed.assignments)
+        canonical.extend(argv[parsed.end :])
+    elif entry.no_canonical:
+        canonical.extend(argv[1:])
+    else:
+        canonical.extend(operand_words(parsed.words))
+    for hook in entry.hooks:
+        hook(argv, parsed, out)
+    return parsed
+
+
+def _subcommand(entry: Entry, parsed: Parsed) -> tuple[int, Entry] | None:
+    if not entry.subcommands or not parsed.operands:
+        return None
+    at, word = parsed.operands[0]
+    child = entry.subcommands.get(word)
+    return (at, child) if child is not None else None
+
+
+def _option(name: str, hit: Hit, out: Reading, *, roles_only: bool = False) -> None:
+    opt = hit.opt
+    if opt is None:
+        return
+    value = hit.value
+    if opt.when is not None and (value is None or not opt.when(value)):
+        return
+    shown = f"'{name} {hit.spelled}'"
+    if opt.finding and not roles_only:
+        out.finding(f"{shown} {opt.finding}")
+    if value is None:
+        return
+    if opt.writes and value:
+        out.outputs.append(value)
+    if opt.deletes and value:
+        out.deleted.append(value)
+    if opt.runs == "shell":
+        out.payloads.append((f"{name} {opt.canonical} command", value))
+    elif opt.runs in ("words", "program"):
+        program = split_words(value) if opt.runs == "words" else (value,)
+        add_program(out, f"{name} {opt.canonical} program", program)
+
+
+def add_program(
+    out: Reading, label: str, argv: Sequence[str], assignments: Sequence[tuple[str, str]] = ()
+) -> None:
+    """A program ``out``'s command runs: its own segment, and a finding if the
+    program is not a literal name (find's ``{}``, a variable)."""
+    program = tuple(argv)
+    if not program:
+        return
+    if _NOT_LITERAL.search(program[0]) or not program[0]:
+        out.finding(f"runs a program not known until it runs ('{program[0][:40]}', {label})")
+    out.programs.append(Program(label, program, tuple(assignments)))
+
+
+def _operand_writes(entry: Entry, parsed: Parsed, out: Reading) -> None:
+    rule = entry.writes
+    if not rule:
+        return
+    operands = parsed.words
+    if rule == "all":
+        out.writes.extend(operands)
+    elif rule == "last":
+        out.writes.extend(operands[-1:] if len(operands) >= 2 else [])
+    elif callable(rule):
+        out.writes.extend(rule(parsed))
+
+
+def _wrapper(argv: Argv, entry: Entry, parsed: Parsed, out: Reading) -> None:
+    """A wrapper's command (its own segment), and guesses for deny rules.
+
+    The guesses over-approximate a grammar that could be wrong: the command
+    starting at every word read as an option argument or a positional, and one
+    word later after a long option the entry does not know (it may take one).
+    """
+    runs = entry.runs
+    assert runs is not None
+    start = parsed.end + runs.skip
+    inner = argv[start:]
+    label = f"{argv[0]} payload"
+    if inner:
+        add_program(out, label, inner, parsed.assignments)
+    elif runs.default:
+        add_program(out, label, runs.default, parsed.assignments)
+    guessed = [*parsed.consumed, *range(parsed.end, min(start, len(argv)))]
+    for index in guessed:
+        if index < len(argv) and could_be_command(argv[index]):
+            out.guesses.append(argv[index:])
+    before = argv[parsed.end - 1] if parsed.end > 1 else ""
+    if before.startswith("--") and "=" not in before:
+        hit = next((h for h in parsed.hits if h.at == parsed.end - 1), None)
+        if hit is not None and hit.opt is None and parsed.end + 1 < len(argv):
+            out.guesses.append(argv[parsed.end + 1 :])

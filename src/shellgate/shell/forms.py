@@ -1,0 +1,229 @@
+"""Every reading of one argv: what it runs, finds, writes, and how rules see it.
+
+``read_argv`` is a pure function of the argv (cached): it applies the catalog to
+the argv and to every command the argv runs, and collects
+
+* ``forms``: the argv, then every command it runs (a wrapper's payload, a
+  program named by an option), best reading first, then grammar guesses and
+  bash respellings (``/bin/rm``, ``{rm,-rf,/}``, ``rm -rf /etc//``): deny and
+  ask rules match all of them, allow rules only the argv;
+* ``programs``: what the argv itself runs, each to be its own segment (an allow
+  on a wrapper covers the wrapper only);
+* ``payloads``: shell strings to parse as nested commands. Those of a command
+  that is a program of this argv are left to that program's own segment;
+* findings, write targets, option outputs, and the canonical spelling of each
+  form (``Segment.canonical``).
+
+Readings are taken best first: a guess ranks one lower than its parent, so when
+a long wrapper line yields more than ``MAX_FORMS`` readings, the cap drops
+guesses, not the chain of commands that really run.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from shellgate.shell import catalog
+from shellgate.shell.catalog.entry import Argv, Program
+from shellgate.shell.catalog.read import basename
+from shellgate.shell.spellings import respellings
+
+#: Most forms kept per argv before respellings; past it the segment asks.
+MAX_FORMS = 48
+#: Most readings kept for one argv, respellings included.
+MAX_READINGS = 2 * MAX_FORMS
+_LEGACY_OBVIOUS_WRITERS = frozenset(
+    {"cp", "mv", "rm", "rmdir", "touch", "mkdir", "tee", "ln", "install", "truncate",
+     "dd", "chmod", "chown", "chgrp", "shred", "unlink", "mktemp", "rsync", "mkfifo",
+     "mknod"}
+)  # fmt: skip
+_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
+
+
+@dataclass(frozen=True)
+class ArgvReading:
+    forms: tuple[Argv, ...]
+    findings: tuple[str, ...]
+    payloads: tuple[tuple[str, str], ...]
+    programs: tuple[Program, ...]
+    stdin_shell: bool
+    #: Every path it writes or deletes, as written (operands, options, deletions).
+    writes: tuple[str, ...]
+    #: Files written through an option: fine inside the working directory only.
+    outputs: tuple[str, ...]
+    #: Canonical spellings (argv joined) of its forms that have a catalog entry.
+    canonical: tuple[str, ...]
+
+
+@dataclass
+class _Walk:
+    forms: list[Argv] = field(default_factory=list)
+    chain: dict[Argv, bool] = field(default_factory=dict)  # form -> a program runs it
+    payloads: list[tuple[str, str]] = field(default_factory=list)
+    truncated: bool = False
+
+
+def basename_form(argv: Argv) -> Argv:
+    """``/usr/bin/rm`` is ``rm``; a leftover backslash never changes the command name."""
+    if not argv:
+        return argv
+    head = basename(argv[0])
+    return argv if head == argv[0] else (head, *argv[1:])
+
+
+def _legacy_peel(form: Argv, walk: _Walk, chain: bool) -> list[Argv]:
+    from shellgate.shell.wrappers import Unwrapped, peel
+
+    out = Unwrapped()
+    found = peel(form, out)
+    if not chain:
+        walk.payloads.extend(out.payloads)
+    return found
+
+
+def unwrap(argv: Argv) -> _Walk:
+    """The argv and every command it runs, best reading first (see the module doc)."""
+    walk = _Walk()
+    first = tuple(argv)
+    seen = {first}
+    heap: list[tuple[int, int, Argv, bool]] = [(0, 0, first, False)]
+    order = 1
+    while heap:
+        rank, _, form, chain = heapq.heappop(heap)
+        if len(walk.forms) >= MAX_FORMS:
+            walk.truncated = True
+            return walk
+        walk.forms.append(form)
+        walk.chain.setdefault(form, chain)
+        norm = basename_form(form)
+        queued: list[tuple[int, Argv, bool]] = []
+        if norm != form:
+            queued.append((rank, norm, chain))  # peeled on its own turn
+        else:
+            reading = catalog.read(form)
+            if reading is not None:
+                if not chain:
+                    walk.payloads.extend(reading.payloads)
+                # A program of the argv itself is its own segment (and so is what
+                # that runs in turn): its payloads are parsed there, not here.
+                covered = chain or form == first
+                for index, program in enumerate(reading.programs):
+                    queued.append((rank + (index > 0), program.argv, covered))
+                queued.extend((rank + 1, guess, chain) for guess in reading.guesses)
+            else:
+                for index, inner in enumerate(_legacy_peel(form, walk, chain)):
+                    queued.append((rank + (index > 0), inner, chain))
+        for next_rank, candidate, is_chain in queued:
+            if candidate and candidate not in seen:
+                seen.add(candidate)
+                heapq.heappush(heap, (next_rank, order, candidate, is_chain))
+                order += 1
+    return walk
+
+
+def _respelled(walk: _Walk) -> None:
+    """Respell the argv and every command it runs (``sudo kill -9 -01`` respells as
+    kill), and peel each respelling (``{sudo,rm,-rf,/}``). What a respelling with a
+    new command name runs is respelled in turn (``{kill,-9,-01}``); an operand
+    reading is not, or the readings of several words would multiply."""
+    pending = list(walk.forms)
+    done: set[Argv] = set()
+    seen = set(walk.forms)
+    while pending and len(done) < MAX_FORMS:
+        form = pending.pop(0)
+        if form in done:
+            continue
+        done.add(form)
+        for other in respellings(form):
+            inner = unwrap(other)
+            extra = [f for f in inner.forms if f not in seen]
+            room = MAX_READINGS - len(walk.forms)
+            if len(extra) > room:
+                # Globs in names and operands multiply readings (`/**/ /[^a]* …`):
+                # past the bound the rest is not read, and the segment asks.
+                extra = extra[: max(room, 0)]
+                walk.truncated = True
+            seen.update(extra)
+            walk.forms.extend(extra)
+            chain = walk.chain.get(form, False)
+            for f in extra:
+                walk.chain.setdefault(f, chain or inner.chain.get(f, False))
+            if other[0] != form[0]:
+                pending.extend(extra)
+            if walk.truncated:
+                pending.clear()
+                break
+
+
+@lru_cache(maxsize=4096)
+def read_argv(argv: Argv) -> ArgvReading:
+    """Every reading of one argv (see the module docstring)."""
+    from shellgate.shell.buildtools import output_operands
+    from shellgate.shell.commands import Reading as LegacyReading
+    from shellgate.shell.commands import read_form
+    from shellgate.shell.writes import write_operands
+
+    walk = unwrap(argv)
+    _respelled(walk)
+    findings: list[str] = []
+    payloads = list(walk.payloads)
+    stdin_shell = False
+    extra_forms: list[Argv] = []
+    writes: list[str] = []
+    surprising: list[str] = []
+    outputs: list[str] = []
+    canonical: list[str] = []
+    for form in walk.forms:
+        reading = catalog.read(form)
+        chain = walk.chain.get(form, False)
+        if reading is not None:
+            findings.extend(reading.findings)
+            stdin_shell |= reading.stdin_shell
+            extra_forms.extend(reading.forms)
+            targets = reading.writes
+            files, wiped = reading.outputs, reading.deleted
+            obvious = reading.obvious_writer
+            if reading.canonical is not None:
+                canonical.append(" ".join(reading.canonical))
+        else:
+            legacy = LegacyReading()
+            read_form(form, legacy)
+            findings.extend(legacy.findings)
+            if not chain:
+                payloads.extend(legacy.payloads)
+            stdin_shell |= legacy.stdin_shell
+            extra_forms.extend(legacy.forms)
+            targets = write_operands(form)
+            files, wiped = output_operands(form)
+            obvious = os.path.basename(form[0]) in _LEGACY_OBVIOUS_WRITERS
+        writes.extend(targets)
+        if targets and not obvious:
+            surprising.extend(targets)
+        writes.extend((*files, *wiped))
+        outputs.extend(files)
+        findings.extend(f"'{form[0]}' empties or deletes '{target}'" for target in wiped)
+    forms = [*walk.forms, *(f for f in dict.fromkeys(extra_forms) if f not in walk.forms)]
+    if walk.truncated:
+        findings.append(
+            f"too many wrapper readings (over {MAX_FORMS}; globs multiply them too); "
+            "not all were checked"
+        )
+    findings.extend(
+        f"writes '{target}' via its operand"
+        for target in dict.fromkeys(surprising)
+        if target not in _HARMLESS_TARGETS
+    )
+    own = catalog.read(basename_form(argv))
+    return ArgvReading(
+        forms=tuple(forms),
+        findings=tuple(dict.fromkeys(findings)),
+        payloads=tuple(dict.fromkeys(payloads)),
+        programs=tuple(own.programs) if own is not None else (),
+        stdin_shell=stdin_shell,
+        writes=tuple(dict.fromkeys(writes)),
+        outputs=tuple(dict.fromkeys(outputs)),
+        canonical=tuple(c for c in dict.fromkeys(canonical) if c != " ".join(argv)),
+    )
