@@ -4,8 +4,8 @@ An entry (:mod:`.entry`) declares a command's names, option dialect, which
 options run a program, load code, write or delete files, and its subcommands;
 :mod:`.read` is the one engine that applies entries; :mod:`.registry` finds an
 entry by name. Entries live in family modules: ``wrappers``, ``debuggers``,
-``interpreters``, ``builtins``, ``coreutils``, ``vcs``, ``archivers``,
-``build``, ``system``. Adding or fixing a tool touches one entry.
+``interpreters``, ``builtins``, ``coreutils``, ``findutils``, ``vcs``,
+``archivers``, ``network``, ``build``, ``system``. Adding or fixing a tool touches one entry.
 """
 
 from shellgate.shell.catalog.read import read

@@ -1,7 +1,6 @@
 """The catalog's index: a command name to its entry, built on first use.
 
-Each family module (``wrappers``, ``interpreters``, ``builtins``, ``coreutils``,
-``vcs``, ``archivers``, ``build``, ``debuggers``, ``system``) exports ``ENTRIES``,
+Each family module (listed in ``FAMILIES``) exports ``ENTRIES``,
 and may export ``PATTERNS``: ``(regex, entry)`` pairs for names that come in
 versions (``python3.12``, ``perl5.36``). A name listed twice is an error at
 build time, so two entries can never disagree about one command.
@@ -16,8 +15,8 @@ from functools import cache
 from shellgate.shell.catalog.entry import Entry
 
 FAMILIES = (
-    "wrappers", "debuggers", "interpreters", "builtins", "coreutils", "vcs",
-    "archivers", "build", "system",
+    "wrappers", "debuggers", "interpreters", "builtins", "coreutils", "findutils",
+    "vcs", "archivers", "network", "build", "system",
 )  # fmt: skip
 
 

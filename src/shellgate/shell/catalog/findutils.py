@@ -1,0 +1,7 @@
+"""Catalog family: findutils."""
+
+from __future__ import annotations
+
+from shellgate.shell.catalog.entry import Entry
+
+ENTRIES: tuple[Entry, ...] = ()
