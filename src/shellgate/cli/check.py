@@ -109,8 +109,13 @@ def explain_text(verdict: Verdict) -> str:
         seg, dec = sv.segment, sv.decision
         lines.append(f"segment {number}: {seg.command or seg.text!r} -> {dec.effect}")
         lines.append(f"  argv: {list(seg.argv)}")
+        nesting = [label for label in seg.context if label not in ("list", "pipeline")]
+        if nesting:
+            lines.append(f"  inside: {' > '.join(nesting)}")
         for form in seg.all_forms()[1:]:
             lines.append(f"  also read as: {' '.join(form)}")
+        for canonical in seg.canonical:
+            lines.append(f"  canonical: {canonical}")
         for finding in seg.findings:
             lines.append(f"  finding: {finding}")
         for target in seg.writes:

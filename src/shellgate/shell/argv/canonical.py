@@ -5,7 +5,8 @@ forms, so one rule covers every spelling of one command:
 
 * short-option bundles are split (``-rf`` is ``-r -f``) and every option is
   spelled by its canonical name (``-R`` and ``--recursive`` are ``-r``);
-* an option's value is glued with ``=`` (``--output=F``, ``-o=F``): one word each;
+* an option's value is glued, so each option is one word that reads back the
+  same: ``--output=F``, ``-oF`` (``-o=F`` where the dialect glues no short value);
 * inert options (``-v``, git's ``--no-pager``) are dropped;
 * options are sorted, then come the operands (after ``--`` when one starts with
   a dash); a subcommand follows its command's options: ``git push -f origin``.
@@ -25,9 +26,19 @@ from collections.abc import Sequence
 _SKIP = r"(?: -[^ ]*)*?"
 
 
-def option_words(hits: Sequence[tuple[str, str | None]]) -> list[str]:
+def option_word(name: str, value: str | None, *, glued_short: bool) -> str:
+    """One option as one word that reads back the same: ``--output=F``, and a
+    short option's value glued where the dialect takes that (``-oF``)."""
+    if value is None:
+        return name
+    if glued_short and len(name) == 2 and name[0] == "-" and name[1] != "-":
+        return name + value
+    return f"{name}={value}"
+
+
+def option_words(hits: Sequence[tuple[str, str | None]], *, glued_short: bool) -> list[str]:
     """``(name, value)`` pairs as sorted canonical option words, without repeats."""
-    return sorted({name if value is None else f"{name}={value}" for name, value in hits})
+    return sorted({option_word(n, v, glued_short=glued_short) for n, v in hits})
 
 
 def operand_words(operands: Sequence[str]) -> list[str]:

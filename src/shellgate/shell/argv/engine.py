@@ -158,7 +158,9 @@ class Spec:
 
 
 def _is_short(name: str, dialect: Dialect) -> bool:
-    return len(name) == 2 and name[0] == "-" and name[1] != "-" and not dialect.any_dashes
+    if dialect.any_dashes or (dialect.single_dash_long and not dialect.bundles):
+        return False  # every name is long: Go's -o is the flag "o", nopt's -x is --x
+    return len(name) == 2 and name[0] == "-" and name[1] != "-"
 
 
 def _is_assignment(word: str) -> bool:
@@ -171,7 +173,9 @@ def _is_assignment(word: str) -> bool:
 def _looks_long(word: str, dialect: Dialect) -> bool:
     if word.startswith("--"):
         return True
-    return len(word) > 2 and word[0] == "-" and (dialect.single_dash_long or dialect.any_dashes)
+    if dialect.any_dashes or (dialect.single_dash_long and not dialect.bundles):
+        return True
+    return len(word) > 2 and word[0] == "-" and dialect.single_dash_long
 
 
 def scan(

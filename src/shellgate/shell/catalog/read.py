@@ -88,7 +88,10 @@ def apply(argv: Argv, entry: Entry, out: Reading, canonical: list[str]) -> Parse
     canonical.append(basename(name) if not canonical else name)
     if not entry.canonical_drops_options:
         canonical.extend(
-            option_words([(h.name, h.value) for h in parsed.hits if not (h.opt and h.opt.inert)])
+            option_words(
+                [(h.name, h.value) for h in parsed.hits if not (h.opt and h.opt.inert)],
+                glued_short=entry.dialect.glued and entry.dialect.bundles,
+            )
         )
     sub = _subcommand(entry, parsed)
     if sub is not None:

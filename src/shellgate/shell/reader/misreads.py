@@ -11,12 +11,18 @@ a line with a backslash run on from the line before. bash does neither:
 * ``cat x <<<\\ ⏎rm -rf /``: bash's here-string is a blank and ``rm`` is the
   next command; the parser makes ``rm`` the here-string.
 * ``echo a⏎\\rm -rf /``: bash runs ``rm``; the parser glues ``⏎\\rm`` onto echo.
+* ``'q r'#\\⇥⏎rm -rf /``: a ``#`` glued to a word is part of it in bash, the
+  escaped tab too, and the newline ends the command. When an escaped tab, CR,
+  VT, FF or newline follows such a ``#``, the parser reads a comment instead
+  and glues ``rm`` on the next line into the word before it.
 
 :func:`find` looks at every gap between two tokens and at every unquoted word,
 and returns same-length patches that make the parser read the source as bash
 does: an escaped blank becomes an escaped ``_`` (one word character, as in
 bash), a continuation that glues two tokens becomes ``''`` (an empty quoted
 string, which glues them too), and a newline swallowed by a word becomes ``;``.
+In a comment glued to a word, every escaped blank becomes an escaped ``_`` (the
+parser then reads the ``#`` as the word's character it is).
 The walker re-reads the patched source, so deny rules see every command, and
 notes the finding, so nothing of it is allowed without asking.
 """
@@ -36,12 +42,23 @@ _TEXT = frozenset({"comment", "raw_string", "ansi_c_string", "string", "translat
 _CODE = frozenset({"command_substitution", "process_substitution", "expansion",
                    "arithmetic_expansion"})  # fmt: skip
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect"})
+# Tokens that can run on over an unescaped newline (in ``'q r'#$x\<CR>⏎rm`` the
+# variable name swallows ``x\<CR>⏎rm``).
+_NAMES = frozenset({"word", "variable_name", "special_variable_name"})
 # A backslash and what it escapes in a gap (nothing: the gap's last byte).
 _GAP_ESCAPE = re.compile(rb"\\(\n|.|$)", re.S)
 # An odd run of backslashes before a blank: the last one escapes it.
 _ESCAPED_BLANK = re.compile(rb"((?<!\\)(?:\\\\)*)\\[ \t]")
 # Bytes after or before which bash ends a word (metacharacters and blanks).
 _BREAKS = frozenset(b" \t\n;&|()<>")
+# A backslash and what it escapes; a blank there (to the parser, any space
+# character) makes the parser read a ``#`` glued to a word as a comment.
+_ESCAPE = re.compile(rb"\\(.)", re.S)
+_SPACES = frozenset(b" \t\x0b\x0c\r")
+# Nodes whose closing ``)`` ends a word part, not a word (``$(x)#``, ``$((1))#``):
+# a ``#`` right after one is in the word.
+_WORD_PARTS = frozenset({"command_substitution", "process_substitution",
+                         "arithmetic_expansion", "expansion"})  # fmt: skip
 
 
 def closed(source: bytes) -> bytes:
@@ -79,7 +96,7 @@ def find(root: Node, source: bytes) -> list[Patch]:
         for token in tokens:
             if token.start_byte == token.end_byte:
                 continue  # a MISSING token: nothing in the source (a parse error)
-            if token.type == "word":
+            if token.type in _NAMES:
                 _swallowed_newlines(token, source, patches)
             if previous is None:
                 if top is root:  # before the first token: only blanks are allowed
@@ -88,6 +105,8 @@ def find(root: Node, source: bytes) -> list[Patch]:
                 _gap(previous, token, source, patches)
             elif token.start_byte == previous.end_byte and source[token.start_byte] == 0x5C:
                 _split_after_redirect(previous, token, source, patches)
+            elif token.type == "comment" and _glued(previous, token, source):
+                _glued_comment(token, source, patches)
             if previous is None or token.end_byte > previous.end_byte:
                 previous = token
         if top is root:  # after the last token (or in a source of none), the same
@@ -165,6 +184,48 @@ def _gap_bytes(start: int, gap: bytes, patches: list[Patch]) -> list[int] | None
     return continuations
 
 
+def _glued(previous: Node, comment: Node, source: bytes) -> bool:
+    """True when bash reads the ``#`` starting ``comment`` as part of a word.
+
+    bash starts a comment only where a word starts: after a blank, a newline or
+    an operator. Right after a word part (``'q r'#``, ``$x#``, ``$(x)#``) the
+    ``#`` is a character of that word.
+    """
+    at = comment.start_byte
+    if at == 0 or previous.end_byte != at:
+        return False
+    parent = comment.parent
+    if parent is not None and parent.type == "concatenation":
+        return True  # the parser itself put the comment inside a word
+    if source[at - 1] not in _BREAKS:
+        return True
+    closer = previous.parent  # `)` of `$(…)`, `<(…)`, `$((…))`: a word part ends
+    return closer is not None and closer.type in _WORD_PARTS and closer.end_byte == at
+
+
+def _glued_comment(comment: Node, source: bytes, patches: list[Patch]) -> None:
+    """Patch a comment the parser read where bash continues a word.
+
+    Every escaped space character in it becomes an escaped ``_`` (one word
+    character to bash, as the escaped blank was), and a line continuation at
+    its end becomes ``''`` (which glues, as the continuation did); the parser
+    then reads the word as bash does, and the newline after it ends the
+    command. A comment with neither (``a#b`` first on a line: the parser makes
+    ``a`` an error and ``#b`` a comment) gets its ``#`` spelt ``_``, which the
+    parser reads as a word character.
+    """
+    start, end = comment.start_byte, comment.end_byte
+    before = len(patches)
+    for match in _ESCAPE.finditer(source, start, min(end + 1, len(source))):
+        at, escaped = match.start(), source[match.start() + 1]
+        if escaped in _SPACES:
+            patches.append((at, at + 2, b"\\_"))
+        elif escaped == 0x0A:  # `#…\⏎`: bash removes the continuation
+            patches.append((at, at + 2, b"''"))
+    if len(patches) == before:
+        patches.append((start, start + 1, b"_"))
+
+
 def _split_after_redirect(left: Node, right: Node, source: bytes, patches: list[Patch]) -> None:
     """``<<<}\\x``: the parser ends the redirection's word before the backslash
     and starts another word; bash reads one. No same-length spelling fixes the
@@ -182,7 +243,8 @@ def _split_after_redirect(left: Node, right: Node, source: bytes, patches: list[
 
 def _swallowed_newlines(word: Node, source: bytes, patches: list[Patch]) -> None:
     """An unescaped newline inside an unquoted word (one that starts a line with
-    a backslash): bash ends the command there, so it becomes ``;``."""
+    a backslash) or a variable name (one after an escaped CR): bash ends the
+    command there, so it becomes ``;``."""
     raw = source[word.start_byte : word.end_byte]
     if b"\n" not in raw:
         return

@@ -146,8 +146,8 @@ class Walker:
         """Walk a parsed source; re-read it once if tree-sitter misread it.
 
         Two kinds of misreading are known: a ``$'…'`` that tree-sitter ends
-        elsewhere than bash, and backslashes before blanks and newlines (see
-        :mod:`misreads`). The re-read patches each place with same-length text
+        elsewhere than bash, and backslashes before blanks and newlines and
+        ``#`` glued to a word (see :mod:`misreads`). The re-read patches each place with same-length text
         that tree-sitter reads as bash does, so the commands it had swallowed
         become segments (deny rules see them) while every offset stays valid;
         the finding makes the whole command ask.
@@ -170,7 +170,8 @@ class Walker:
             if lexical:
                 self.sink.note(
                     "the parser misread a backslash before a blank or newline, or at the "
-                    "start of a line; the command was re-read as bash reads it"
+                    "start of a line, or a '#' inside a word; the command was re-read as "
+                    "bash reads it"
                 )
             if self.reread and lexical:
                 self.sink.unresolved = True  # deny rules get the rough forms too
