@@ -10,8 +10,9 @@ Invariants (each enforced here and nowhere else):
 * A grant is never offered, stored or honoured for an interpreter or a wrapper
   (anything that runs code or another command chosen by its arguments, its stdin or
   a file: ``bash``, ``python3``, ``node``, ``env``, ``sudo``, ``xargs``,
-  ``find -exec``, ``awk``, ``ssh``, ``docker exec``…), looked up by the basename of
-  argv[0] and of every normalised form, nor for a segment with findings (what the
+  ``find -exec``, ``awk``, ``ssh``, ``docker exec``…, and whatever the command
+  catalog reads as running a program or a shell string), looked up by the basename
+  of argv[0] and of every normalised form, nor for a segment with findings (what the
   analysis could not prove cannot be approved in advance).
 * :func:`session_scope` returns ``()`` ("not offered") unless the deployment
   permits session grants (``[approval] allow_session``); the caller passes that
@@ -30,6 +31,7 @@ import threading
 from collections.abc import Iterable
 
 from shellgate.models import CallInfo, Segment, Verdict
+from shellgate.shell import catalog
 
 #: Commands that run code or another command chosen at run time. Matched against
 #: the basename of argv[0] of every normalised form of a segment.
@@ -86,7 +88,10 @@ def runs_other_code(argv: tuple[str, ...]) -> bool:
         return any(word in _FIND_EXEC for word in argv[1:])
     if name in _CONTAINER_TOOLS:
         return any(word in _CONTAINER_RUNS for word in argv[1:])
-    return False
+    # What the command catalog knows runs something: a wrapper, or an option
+    # naming a program or a shell string (`git --upload-pack=…`, `tar -I prog`).
+    reading = catalog.read(tuple(argv))
+    return reading is not None and bool(reading.programs or reading.payloads)
 
 
 def segment_key(segment: Segment) -> str:
