@@ -86,7 +86,11 @@ def apply(argv: Argv, entry: Entry, out: Reading, canonical: list[str]) -> Parse
     if entry.runs is not None:
         _wrapper(argv, entry, parsed, out)
     canonical.append(basename(name) if not canonical else name)
-    if not entry.canonical_drops_options:
+    own = entry.canonical_words(argv, parsed) if entry.canonical_words is not None else None
+    if own is not None:
+        canonical.extend(own)
+        canonical = []  # what follows is read, but spelled by the entry already
+    elif not entry.canonical_drops_options:
         canonical.extend(
             option_words([(h.name, h.value) for h in parsed.hits if not (h.opt and h.opt.inert)])
         )
