@@ -283,3 +283,8 @@ def test_kill_and_systemctl_keep_their_deny_side_forms() -> None:
     assert ("kill", "-9", "--", "-1") in first("kill -9 -01").forms
     assert ("systemctl", "reboot") in first("systemctl --force reboot").forms
     assert canonical("kill -l") == "kill -l"
+
+
+def test_mktemp_writes_in_its_directory() -> None:
+    assert HOOK in writes("mktemp --tmpdir=.git/hooks")
+    assert f"{HOOK}/x.XXXX" in writes("mktemp -p .git/hooks x.XXXX")

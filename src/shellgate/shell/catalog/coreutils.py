@@ -86,7 +86,7 @@ def _owner_first(parsed: Parsed) -> list[str]:
 
 
 def _mktemp(parsed: Parsed) -> list[str]:
-    dirs, templates = parsed.values("-p"), parsed.words
+    dirs, templates = parsed.values("-p", "--tmpdir"), parsed.words
     return [*dirs, *(os.path.join(d, t) for d in dirs for t in templates), *templates]
 
 

@@ -10,8 +10,9 @@ Evaluation order: the entry's own finding → each option met (runs, finding,
 writes, deletes) → options once more read without long-option prefixes, for
 writes and programs only (a real flag may look like a prefix of a declared
 option) → operand writes → a wrapper's command → the subcommand, read the same
-way from its own word on → hooks → the canonical form. Nothing here says a
-command's name: a new tool is a new entry.
+way from its own word on → hooks → the canonical form (spelled by the entry's
+``canonical_words`` when it has them). Nothing here says a command's name: a new
+tool is a new entry.
 """
 
 from __future__ import annotations
