@@ -1,8 +1,8 @@
 """Deny rules of ``policies/default`` that other spellings used to evade.
 
 Each command below was answered ``ask`` where its rule means ``deny``. The fixes
-are canonical spellings in ``shell/spellings.py`` (paths, globs, tilde, ``kill``
-pids, ``systemctl`` verbs), the stdin names of ``shell/commands.py`` and a few
+are canonical spellings in ``shell/spellings.py`` (paths, globs, tilde) and in
+``shell/catalog/system.py`` (``kill`` pids, ``systemctl`` verbs), the stdin names of ``shell/commands.py`` and a few
 rules in ``policies/default/policy.csv``. Each case is paired with a harmless
 neighbour that must keep the answer it had before the fix.
 """

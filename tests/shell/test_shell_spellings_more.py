@@ -1,6 +1,7 @@
 """Canonical operand spellings (paths, globs, tilde, kill pids, systemctl verbs).
 
-Unit level: the forms ``respellings``, ``canonical_path`` and the analyser give.
+Unit level: the forms ``respellings``, ``canonical_path``, the catalog (kill,
+systemctl: ``catalog/system.py``) and the analyser give.
 The decisions these forms lead to under ``policies/default`` are in
 ``tests/redteam/test_redteam_patterns.py``.
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from shellgate.shell import analyse
+from shellgate.shell import analyse, catalog
 from shellgate.shell.commands import SHELLS, shell_invocation
 from shellgate.shell.spellings import (
     DANGEROUS_NAMES,
@@ -25,6 +26,13 @@ Argv = tuple[str, ...]
 
 def forms(command: str) -> list[Argv]:
     return [f for s in analyse(command, workdir=W).segments for f in s.all_forms()]
+
+
+def command_forms(argv: Argv) -> list[Argv]:
+    """The deny-side forms the catalog entry of ``argv``'s command gives (kill, systemctl)."""
+    reading = catalog.read(argv)
+    assert reading is not None
+    return reading.forms
 
 
 @pytest.mark.parametrize(
@@ -122,6 +130,8 @@ def test_a_glob_names_only_the_top_level_directories_it_fits() -> None:
 )
 def test_plain_spellings_have_no_respellings(argv: Argv) -> None:
     assert respellings(argv) == []
+    reading = catalog.read(argv)
+    assert reading is None or reading.forms == []
 
 
 @pytest.mark.parametrize(
@@ -147,12 +157,12 @@ def test_plain_spellings_have_no_respellings(argv: Argv) -> None:
     ],
 )
 def test_kill_pids_follow_double_dash_as_bash_reads_them(argv: Argv, expected: Argv) -> None:
-    assert expected in respellings(argv), respellings(argv)
+    assert expected in command_forms(argv), command_forms(argv)
 
 
 def test_kill_with_a_signal_and_no_pid_gets_no_form() -> None:
-    assert respellings(("kill", "-1")) == []
-    assert respellings(("kill", "-s", "KILL")) == []
+    assert command_forms(("kill", "-1")) == []
+    assert command_forms(("kill", "-s", "KILL")) == []
 
 
 @pytest.mark.parametrize(
@@ -172,7 +182,7 @@ def test_kill_with_a_signal_and_no_pid_gets_no_form() -> None:
     ],
 )
 def test_ctl_options_are_dropped_before_the_verb(argv: Argv, expected: Argv) -> None:
-    assert expected in respellings(argv), respellings(argv)
+    assert expected in command_forms(argv), command_forms(argv)
 
 
 @pytest.mark.parametrize(
@@ -248,4 +258,5 @@ def test_a_long_glob_is_matched_without_a_long_pattern() -> None:
 def test_a_long_number_is_read_as_text() -> None:
     # int() refuses more than 4300 digits; the pid is normalised as text
     digits = "0" * 5000 + "1" * 5000
-    assert respellings(("kill", "-9", "-" + digits)) == [("kill", "-9", "--", "-" + "1" * 5000)]
+    expected = ("kill", "-9", "--", "-" + "1" * 5000)
+    assert command_forms(("kill", "-9", "-" + digits)) == [expected]

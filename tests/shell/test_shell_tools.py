@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from shell_policy_helpers import decision
 
 from shellgate.models import Segment
 from shellgate.shell import analyse
@@ -17,6 +18,7 @@ from shellgate.shell.reader.heredocs import backtick_spans, bash_body_end
 from shellgate.shell.tools import fd_exec_command
 
 W = "/work/project"
+Argv = tuple[str, ...]
 
 
 def segments(command: str) -> tuple[Segment, ...]:
@@ -86,9 +88,6 @@ def test_writing_to_dev_null_through_an_operand_is_no_finding() -> None:
 @pytest.mark.parametrize(
     "command",
     [
-        "sort --compress-program=gzip big", "sort --compress-program gzip big",
-        "sort --compress=./x big", "sort -S 1k --compress-prog ./x big",
-        "rg --pre=./x p", "rg --pre ./x p", "rg --hostname-bin=./x p", "rg -n --hostname-bin x p",
         "less --lesskey-src=k f", "less --lesskey-file k f", "less --lesskey-content=x f",
         "less -k k f", "less -kk f", "less -Nk k f", "less '+!id' f", "less +-olog f",
         "less '+/x\n!id\n' f",
@@ -100,6 +99,25 @@ def test_writing_to_dev_null_through_an_operand_is_no_finding() -> None:
 )  # fmt: skip
 def test_options_that_run_or_assign_are_findings(command: str) -> None:
     assert findings(command), command
+
+
+@pytest.mark.parametrize(
+    ("command", "program"),
+    [
+        ("sort --compress-program=gzip big", ("gzip",)),
+        ("sort --compress-program gzip big", ("gzip",)),
+        ("sort --compress=./x big", ("./x",)),
+        ("sort -S 1k --compress-prog ./x big", ("./x",)),
+        ("rg --pre=./x p", ("./x",)),
+        ("rg --pre ./x p", ("./x",)),
+        ("rg --hostname-bin=./x p", ("./x",)),
+        ("rg -n --hostname-bin x p", ("x",)),
+    ],
+)
+def test_options_that_run_a_program_make_it_a_segment(command: str, program: Argv) -> None:
+    """The program is decided on its own: an allow of ``sort *`` never covers it."""
+    assert program in [s.argv for s in segments(command) if s.context], segments(command)
+    assert decision(command, "allowlist") != "allow"
 
 
 @pytest.mark.parametrize(
@@ -118,8 +136,11 @@ def test_harmless_spellings_stay_without_findings(command: str) -> None:
 def test_option_words_after_dashdash_still_ask(command: str) -> None:
     """``--`` may be the argument of the option before it (``sort --random-source
     -- --compress-program=bash`` runs bash), so the checks read on past it: an
-    operand that looks like such an option costs a question."""
-    assert findings(command) != []
+    operand that looks like such an option costs a question (a finding, or the
+    program it would run as a segment of its own)."""
+    ran = [s.argv for s in segments(command) if s.context]
+    assert findings(command) != [] or ran == [("x",)], (findings(command), ran)
+    assert decision(command, "allowlist") != "allow"
 
 
 @pytest.mark.parametrize(

@@ -85,7 +85,9 @@ class PolicyEngine:
         if not segment.argv:
             return None
         command, others = segment_texts(segment)
-        canonical = tuple(c for c in segment.canonical if c != command and c not in others)
+        # Matched in the canonical way even when the text is also a literal form:
+        # `rm -f -r x` must meet `rm -rf *` (read as a command), not only itself.
+        canonical = tuple(dict.fromkeys(segment.canonical))
         best: Match | None = None
         for index in self.indexes:
             found = self._match_one(index, subject, tenant, command, others, canonical)

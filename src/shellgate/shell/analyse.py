@@ -25,6 +25,7 @@ from functools import lru_cache
 from tree_sitter import Node
 
 from shellgate.models import Analysis, Segment
+from shellgate.shell import catalog
 from shellgate.shell.finish import assignment_findings, finish
 from shellgate.shell.reader import _parser, misreads
 from shellgate.shell.reader.drafts import Draft, Sink
@@ -80,6 +81,10 @@ def _rough_forms(command: str) -> list[tuple[str, ...]]:
             forms[tuple(_ESCAPED.sub(r"\1", w) for w in words)] = None
         if len(forms) >= _MAX_ROUGH_FORMS:
             break
+    for form in list(forms)[:_MAX_ROUGH_FORMS]:
+        reading = catalog.read(form)  # its own deny-side spellings: kill -9 -- -1
+        if reading is not None:
+            forms.update(dict.fromkeys(reading.forms))
     return list(forms)[:_MAX_ROUGH_FORMS]
 
 

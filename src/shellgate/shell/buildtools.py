@@ -304,27 +304,6 @@ def _go_outputs(form: Argv) -> tuple[list[str], list[str]]:
     return [o for o in out if o], []
 
 
-def _less_outputs(form: Argv) -> tuple[list[str], list[str]]:
-    """``less -o/-O FILE``, ``--log-file``/``--LOG-FILE``: on a terminal, less
-    copies its input there. The gate gives commands no terminal (less then acts
-    as cat), so only where it would land matters: protected paths deny it."""
-    out = []
-    for i, word in enumerate(form[1:], start=1):
-        if word.startswith("--"):
-            lowered = word.partition("=")[0].lower()
-            if len(lowered) >= 5 and "--log-file".startswith(lowered):
-                out.append(_value(form, i))
-        elif word[:1] == "-":
-            letters = word[1:]
-            for j, letter in enumerate(letters):
-                if letter in "oO":
-                    out.append(letters[j + 1 :] or (form[i + 1] if i + 1 < len(form) else ""))
-                    break
-                if letter in "bhjkpPtTxyzD#":  # options taking an argument end the bundle
-                    break
-    return [o for o in out if o], []
-
-
 #: Directories and files other build tools write through an option.
 _DIR_OPTIONS = {
     "cargo": ("--target-dir", "--artifact-dir", "--out-dir", "--lockfile-path"),
@@ -343,7 +322,6 @@ OUTPUTS: dict[str, Callable[[Argv], tuple[list[str], list[str]]]] = {
     "cargo": _dir_outputs,
     "tox": _dir_outputs,
     "npm": _dir_outputs,
-    "less": _less_outputs,
     "git": _git_outputs,
     "pytest": _pytest_outputs,
     "py.test": _pytest_outputs,

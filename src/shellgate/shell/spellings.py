@@ -15,9 +15,10 @@ One canonical spelling per operand reaches the rules:
 * globs (see ``_glob_readings``): a trailing all-wildcard component names its
   directory (``/home/*`` empties ``/home``), and a glob in the first component of
   an absolute path is expanded against the fixed list ``TOP_LEVEL``, never the
-  file system (``/u*`` → ``/usr``);
-* ``kill``: pid operands after ``--`` as bash reads them (``-01`` is ``-1``);
-* ``systemctl``/``loginctl``: options dropped, so the verb follows the name.
+  file system (``/u*`` → ``/usr``).
+
+Command-specific spellings (``kill -9 -01`` is ``kill -9 -- -1``, ``systemctl
+--force reboot`` is ``systemctl reboot``) are the catalog's: ``catalog/system.py``.
 
 Invariant: the common argv (no brace, glob or odd path in it) costs one scan of
 its words for the characters ``{ * ? [ / ~``; nothing is done per word beyond that.
@@ -28,10 +29,9 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from shellgate.shell.commands import SHELLS
-from shellgate.shell.options import Grammar, scan_all
 
 Argv = tuple[str, ...]
 
@@ -234,96 +234,6 @@ def _glob_head(argv: Argv) -> list[Argv]:
     return [(name, *argv[1:]) for name in glob_names(head, DANGEROUS_NAMES)]
 
 
-# -- command-specific canonical spellings (keyed on the basename) ------------------
-
-#: bash's integer syntax (``legal_number``): blanks around, a sign, decimal digits.
-_NUMBER = re.compile(r"[ \t\n\v\f\r]*([+-]?)([0-9]+)[ \t\n\v\f\r]*")
-_KILL_OPTION_ARG = frozenset({"-s", "-n", "--signal", "-q", "--queue"})
-
-
-def _kill(argv: Argv) -> list[Argv]:
-    """``kill -9 -01`` → ``kill -9 -- -1``: the signal words, ``--``, the pids.
-
-    As bash's ``kill`` reads it: ``-s SIG``/``-n NUM`` (and procps ``-q VALUE``),
-    one ``-SIG`` word, ``--``; every word after those is a pid or job, and a
-    number is read as an integer (``-01``, ``' -1'`` and ``-0001`` are ``-1``).
-    """
-    i, n = 1, len(argv)
-    signal = False
-    while i < n:
-        word = argv[i]
-        if word in ("-l", "-L", "--list", "--table") or word.startswith("--list="):
-            return []  # lists signal names, sends nothing
-        if word in _KILL_OPTION_ARG:
-            signal |= word != "-q" and word != "--queue"
-            i += 2
-            continue
-        if word == "--":
-            i += 1
-            break
-        if word.startswith(("--signal=", "--queue=")) or (
-            word[:2] in ("-s", "-n") and len(word) > 2
-        ):
-            signal |= not word.startswith("--queue=")
-            i += 1
-            continue
-        if word.startswith("-") and len(word) > 1 and not signal:
-            signal = True
-            i += 1
-            continue
-        break
-    options = argv[1 : min(i, n)]
-    if options[-1:] == ("--",):
-        options = options[:-1]
-    pids = []
-    for word in argv[i:]:
-        number = _NUMBER.fullmatch(word)
-        if number is not None:  # as text: int() refuses more than 4300 digits
-            sign, digits = number.group(1), number.group(2).lstrip("0") or "0"
-            word = ("-" if sign == "-" and digits != "0" else "") + digits
-        pids.append(word)
-    form = (argv[0], *options, "--", *pids)
-    return [form] if pids and form != argv else []
-
-
-def _grammar(short_arg: str, long_arg: str) -> Grammar:
-    return Grammar(short_arg, frozenset(long_arg.split()))
-
-
-#: Options taking an argument (systemd 252 and later); every other option is a flag.
-_CTL_GRAMMARS = {
-    "systemctl": _grammar(
-        "HMtpPsnoC",
-        "--capsule --host --machine --type --state --property --job-mode --check-inhibitors "
-        "--kill-whom --kill-who --kill-value --signal --what --legend --preset-mode "
-        "--root --image --image-policy --lines --output --boot-loader-menu "
-        "--boot-loader-entry --reboot-argument --timestamp --message --drop-in --when",
-    ),
-    "loginctl": _grammar(
-        "HMpPnos",
-        "--host --machine --property --lines --output --kill-whom --kill-who --signal",
-    ),
-}
-
-
-def _ctl(argv: Argv) -> list[Argv]:
-    """``systemctl --force -i reboot`` → ``systemctl reboot``: the verb after the name.
-
-    systemctl and loginctl permute their options (getopt), so rules written as
-    ``systemctl VERB …`` meet the verb and its operands with every option dropped.
-    """
-    _, operands = scan_all(argv, _CTL_GRAMMARS[argv[0]])
-    form = (argv[0], *operands)
-    return [form] if operands and form != argv else []
-
-
-_COMMANDS: dict[str, Callable[[Argv], list[Argv]]] = {
-    "kill": _kill,
-    "systemctl": _ctl,
-    "loginctl": _ctl,
-}
-
-
 #: A parameter expansion or an inline substitution in a word.
 _EXPANSION = re.compile(
     r"\$\{[#!]?[A-Za-z_][A-Za-z0-9_]*(?:(?::?[-=+?])([^}]*))?\}|\$\{[^}]*\}"
@@ -362,10 +272,6 @@ def respellings(argv: Argv, *, expanded: bool = False) -> list[Argv]:
         out.extend(_glob_head(argv))
     if any("/" in word or word.startswith("~") for word in argv[1:]):
         out.extend(_operand_readings(argv))
-    command = _COMMANDS.get(head)
-    if command is not None:
-        for form in (argv, *out):
-            out.extend(f for f in command(form) if f not in out)
     return out
 
 

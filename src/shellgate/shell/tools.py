@@ -1,12 +1,11 @@
 """Options of everyday read-only tools that make them run programs or set variables.
 
-Policies allow these tools by name (``sort *``, ``rg *``, ``less *``…), so an
-option that runs another program (``sort --compress-program``, ``rg --pre``,
-``fd -x``), loads key bindings that can (``less --lesskey-src``) or assigns a
-shell variable (``printf -v PATH``) must be a finding: the allow rule matched
-words, not effects. Each check follows its tool's option grammar (bundled short
-letters, ``--opt=value`` and ``--opt value``, GNU long-option abbreviations where
-the tool accepts them) and over-approximates: a false finding costs a question.
+Policies allow these tools by name (``fd *``, ``printf *``…), so an option that
+runs another program (``fd -x``) or assigns a shell variable (``printf -v PATH``)
+must be a finding: the allow rule matched words, not effects. Each check follows
+its tool's option grammar (bundled short letters, ``--opt=value`` and ``--opt
+value``) and over-approximates: a false finding costs a question. (``sort``,
+``rg``, ``less``, ``file``: catalog entries, ``catalog/coreutils.py``.)
 
 Invariant: checks are keyed on the command name (``TOOLS``), so a command that
 is none of these tools costs one dict lookup.
@@ -19,7 +18,6 @@ from collections.abc import Callable
 from typing import Protocol
 
 from shellgate.shell import buildtools
-from shellgate.shell.options import abbreviates
 
 Argv = tuple[str, ...]
 
@@ -45,44 +43,8 @@ class Out(Protocol):
     payloads: list[tuple[str, str]]
 
 
-def _long_name(word: str) -> str:
-    return word.partition("=")[0]
-
-
 def _short_letters(word: str) -> str:
     return word[1:] if len(word) > 1 and word[0] == "-" and word[1] != "-" else ""
-
-
-def _sort(form: Argv, out: Out) -> None:
-    for word in form[1:]:
-        if word.startswith("--") and abbreviates(word, "--compress-program", 4):
-            out.findings.append(f"'{form[0]} --compress-program' runs a program")
-            return
-
-
-def _rg(form: Argv, out: Out) -> None:
-    for word in form[1:]:
-        name = _long_name(word)
-        if name in ("--pre", "--hostname-bin"):
-            out.findings.append(f"'{form[0]} {name}' runs a program")
-            return
-
-
-def _less(form: Argv, out: Out) -> None:
-    for word in form[1:]:
-        lowered = word.lower()
-        if lowered.startswith("--lessk"):
-            out.findings.append(f"'{form[0]} {_long_name(word)}' loads key bindings and settings")
-            return
-        if "k" in _short_letters(word):  # -k FILE, -kFILE, or bundled (-Nk FILE)
-            out.findings.append(f"'{form[0]} -k' loads key bindings and settings")
-            return
-        # +CMD types less commands at start: ! and | run a shell, s and v write or
-        # edit, - sets options (-o logs to a file). A one-line search runs nothing.
-        search = word[1:2] in ("/", "?") and "\n" not in word
-        if word.startswith("+") and not search and any(c in word for c in "!|sv-\n"):
-            out.findings.append(f"'{form[0]} {word[:30]}' runs a less command at start")
-            return
 
 
 def fd_exec_command(form: Argv) -> tuple[str, Argv] | None:
@@ -119,15 +81,6 @@ def _fd(form: Argv, out: Out) -> None:
     found = fd_exec_command(form)
     if found is not None:
         out.findings.append(f"'{form[0]} {found[0]}' runs a command per file")
-
-
-def _file(form: Argv, out: Out) -> None:
-    for word in form[1:]:
-        if "C" in _short_letters(word) or (
-            word.startswith("--") and abbreviates(word, "--compile", 5)
-        ):
-            out.findings.append(f"'{form[0]} -C' compiles a magic file (writes NAME.mgc)")
-            return
 
 
 def _printf(form: Argv, out: Out) -> None:
@@ -242,12 +195,8 @@ TOOLS: dict[str, Callable[[Argv, Out], None]] = {
     "declare": _declare,
     "typeset": _declare,
     "local": _declare,
-    "sort": _sort,
-    "rg": _rg,
-    "less": _less,
     "fd": _fd,
     "fdfind": _fd,
-    "file": _file,
     "printf": _printf,
 }
 TOOLS.update(buildtools.TOOLS)

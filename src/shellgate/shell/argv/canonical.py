@@ -13,9 +13,11 @@ forms, so one rule covers every spelling of one command:
 
 A pattern (``rm -rf *``) is read by the same catalog when the policy loads, into
 a regular expression over canonical forms whose options are *required*, in any
-order, among any others (``rm -f -r *`` meets ``rm -I -f -r -v x``); its operands
-keep the pattern language (``*`` any run of characters, a final `` *`` any
-further words). Only deny and ask rules use it: allow matching stays literal.
+order, among any others (``rm -f -r *`` meets ``rm -I -f -r -v x``); an option
+named without its value meets it with any value (``sort -o *`` meets ``sort
+-o=out in``); its operands keep the pattern language (``*`` any run of
+characters, a final `` *`` any further words). Only deny and ask rules use it:
+allow matching stays literal.
 """
 
 from __future__ import annotations
@@ -49,7 +51,12 @@ def operand_words(operands: Sequence[str]) -> list[str]:
 
 
 def _glob(word: str) -> str:
-    return ".*".join(re.escape(piece) for piece in word.split("*"))
+    source = ".*".join(re.escape(piece) for piece in word.split("*"))
+    if word.startswith("-") and word != "--" and "=" not in word:
+        # An option named without a value (`sort -o *`) meets it with any value
+        # (`sort -o=out in`); a flag never has one, so it costs nothing there.
+        source += "(?:=[^ ]*)?"
+    return source
 
 
 def pattern_regex(words: Sequence[str], any_tail: bool) -> str:

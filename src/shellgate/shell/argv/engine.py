@@ -47,6 +47,7 @@ class Dialect:
     any_dashes: bool = False  # ``---name`` and ``-name`` are ``--name`` (nopt)
     assignments: bool = False  # ``NAME=value`` words may come before the operands
     double_dash: bool = True  # ``--`` ends the options
+    long_any_case: bool = False  # ``--LOG=f`` is ``--log-file`` (less)
 
 
 GNU = Dialect("gnu")
@@ -61,6 +62,8 @@ GO = Dialect("go", permute=False, abbreviations=False, bundles=False, single_das
 LONG_ONLY = Dialect("long-only", bundles=False, single_dash_long=True)
 NOPT = Dialect("nopt", any_dashes=True)
 TREE = Dialect("tree", glued=False, in_turn=True, abbreviations=False)
+#: less: GNU-like, but long option names in any case (``--LOG-FILE``, ``--Lesskey-src``).
+LESS = Dialect("less", long_any_case=True)
 
 
 @dataclass(frozen=True)
@@ -140,7 +143,8 @@ class Spec:
     def _key(self, name: str) -> str:
         """A long option's lookup key: ``--name`` (one dash too where the dialect allows)."""
         loose = self.dialect.single_dash_long or self.dialect.any_dashes
-        return "--" + name.lstrip("-") if loose else name
+        key = "--" + name.lstrip("-") if loose else name
+        return key.lower() if self.dialect.long_any_case else key
 
     def long_matches(self, name: str, *, abbreviations: bool) -> list[Opt]:
         """The declared options ``name`` (``--na``, no ``=value``) spells."""

@@ -67,6 +67,8 @@ class Reading:
 Hook = Callable[[Argv, Parsed, Reading], None]
 #: Which operands a command writes, given its scan (``cp A B``: the last one).
 OperandWrites = Callable[[Parsed], list[str]]
+#: The canonical words after a command's name, given its argv and scan.
+CanonicalWords = Callable[[Argv, Parsed], "list[str] | None"]
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,9 @@ class Entry:
     canonical_drops_options: bool = False
     #: No canonical form (an expression language, not options: find, test).
     no_canonical: bool = False
+    #: Spells the canonical words after the name itself (``None`` back: the engine's
+    #: own), for words that are no option grammar: kill's ``-SIGNAL`` and pids.
+    canonical_words: CanonicalWords | None = None
 
     @cached_property
     def spec(self) -> Spec:

@@ -10,8 +10,9 @@ Evaluation order: the entry's own finding → each option met (runs, finding,
 writes, deletes) → options once more read without long-option prefixes, for
 writes and programs only (a real flag may look like a prefix of a declared
 option) → operand writes → a wrapper's command → the subcommand, read the same
-way from its own word on → hooks → the canonical form. Nothing here says a
-command's name: a new tool is a new entry.
+way from its own word on → hooks → the canonical form (spelled by the entry's
+``canonical_words`` when it has them). Nothing here says a command's name: a new
+tool is a new entry.
 """
 
 from __future__ import annotations
@@ -86,7 +87,11 @@ def apply(argv: Argv, entry: Entry, out: Reading, canonical: list[str]) -> Parse
     if entry.runs is not None:
         _wrapper(argv, entry, parsed, out)
     canonical.append(basename(name) if not canonical else name)
-    if not entry.canonical_drops_options:
+    own = entry.canonical_words(argv, parsed) if entry.canonical_words is not None else None
+    if own is not None:
+        canonical.extend(own)
+        canonical = []  # what follows is read, but spelled by the entry already
+    elif not entry.canonical_drops_options:
         canonical.extend(
             option_words(
                 [(h.name, h.value) for h in parsed.hits if not (h.opt and h.opt.inert)],
