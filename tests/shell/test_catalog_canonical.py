@@ -140,7 +140,8 @@ def option_sets(draw: st.DrawFn, target: Target) -> list[Opt]:
 
 def canonical(argv: tuple[str, ...]) -> tuple[str, ...]:
     reading = read(argv)
-    assert reading is not None and reading.canonical is not None, argv
+    assert reading is not None, argv
+    assert reading.canonical is not None, argv
     return reading.canonical
 
 

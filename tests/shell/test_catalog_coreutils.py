@@ -63,7 +63,7 @@ SPELLINGS = {
     "chown -R root /": ["chown -R root /", "chown --recursive root /", "chown --recur root /"],
     "cp -r a b": ["cp -r a b", "cp -R a b", "cp --recursive a b", "cp --recu a b"],
     "mv -f a b": ["mv -f a b", "mv --force a b", "mv --forc a b", "mv -fv a b"],
-    "sort -o=out in": ["sort -o out in", "sort -oout in", "sort --output=out in",
+    "sort -oout in": ["sort -o out in", "sort -oout in", "sort --output=out in",
                        "sort --output out in", "sort --outp=out in", "sort --o out in",
                        "sort in -o out"],
     "kill -9 -- -1": ["kill -9 -01", "kill -9 -0001", "kill -9 ' -1'", "kill -9 -- -1"],
@@ -72,10 +72,10 @@ SPELLINGS = {
                          "systemctl --no-block -- reboot"],
     "dd if=/dev/zero of=/dev/sda bs=1M": ["dd of=/dev/sda if=/dev/zero bs=1M",
                                           "dd bs=1M of=/dev/sda if=/dev/zero"],
-    "less -o=log f": ["less -o log f", "less --log-file=log f", "less --LOG-FILE log f",
+    "less -olog f": ["less -o log f", "less --log-file=log f", "less --LOG-FILE log f",
                       "less --log=log f"],
-    "head -n=5 f": ["head -n 5 f", "head --lines=5 f", "head --li 5 f"],
-    "grep -e=x -i -r .": ["grep -ri -e x .", "grep --recursive --ignore-case --regexp=x ."],
+    "head -n5 f": ["head -n 5 f", "head --lines=5 f", "head --li 5 f"],
+    "grep -ex -i -r .": ["grep -ri -e x .", "grep --recursive --ignore-case --regexp=x ."],
 }  # fmt: skip
 
 
@@ -94,8 +94,8 @@ def test_an_obsolete_count_is_no_bundle_of_digit_options() -> None:
 
 def test_a_value_is_the_options_not_an_operand() -> None:
     # -t takes "x": the operand is f, and no "-x" appears in the canonical form
-    assert canonical("sort -t x -k 2 f") == "sort -k=2 -t=x f"
-    assert canonical("rg -r x -g '*.py' p") == "rg -g=*.py -r=x p"
+    assert canonical("sort -t x -k 2 f") == "sort -k2 -tx f"
+    assert canonical("rg -r x -g '*.py' p") == "rg -g*.py -rx p"
 
 
 # -- one plain deny rule meets every spelling (the casbin layer) ----------------------
@@ -106,8 +106,8 @@ RULES = {
     "chown -R root *": SPELLINGS["chown -R root /"],
     "cp -r *": SPELLINGS["cp -r a b"],
     "mv -f *": SPELLINGS["mv -f a b"],
-    "sort -o out *": SPELLINGS["sort -o=out in"],
-    "sort -o *": [*SPELLINGS["sort -o=out in"], "sort -mo other in", "sort --outp=x in"],
+    "sort -o out *": SPELLINGS["sort -oout in"],
+    "sort -o *": [*SPELLINGS["sort -oout in"], "sort -mo other in", "sort --outp=x in"],
     "kill -9 -1": ["kill -9 -01", "kill -9 -0001", "kill -9 ' -1'", "sudo kill -9 -01"],
     "systemctl reboot": SPELLINGS["systemctl reboot"],
 }

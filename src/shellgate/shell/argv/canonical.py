@@ -50,12 +50,17 @@ def operand_words(operands: Sequence[str]) -> list[str]:
     return list(operands)
 
 
-def _glob(word: str) -> str:
+def _glob(word: str, *, option: bool) -> str:
     source = ".*".join(re.escape(piece) for piece in word.split("*"))
-    if word.startswith("-") and word != "--" and "=" not in word:
-        # An option named without a value (`sort -o *`) meets it with any value
-        # (`sort -o=out in`); a flag never has one, so it costs nothing there.
-        source += "(?:=[^ ]*)?"
+    if not option:
+        return source
+    if len(word) == 2 and word[0] == "-" and word[1] not in "-*":
+        # A short option named without a value (`sort -o *`) meets it with any
+        # value, glued as canonical forms spell it (`sort -oout in`): canonical
+        # words never bundle letters, so only a value can follow a flag's letter.
+        source += "[^ ]*"
+    elif word.startswith("--") and len(word) > 2 and "=" not in word:
+        source += "(?:=[^ ]*)?"  # `--output` meets `--output=out`
     return source
 
 
@@ -67,9 +72,11 @@ def pattern_regex(words: Sequence[str], any_tail: bool) -> str:
     options are required and the command's others are allowed. An option whose
     value holds a blank cannot be skipped, which only makes a rule match less.
     """
-    out = [_glob(words[0])] if words else []
+    out = [_glob(words[0], option=False)] if words else []
+    operands = False  # after `--` every word is an operand, dash or not
     for word in words[1:]:
-        out.append(f"{_SKIP} {_glob(word)}")
+        out.append(f"{_SKIP} {_glob(word, option=not operands)}")
+        operands |= word == "--"
     out.append(_SKIP)
     if any_tail:
         out.append("(?: .*)?")
