@@ -465,3 +465,48 @@ def test_proof_bash_ends_the_quoted_heredoc_early(tmp_path: Path, command: str) 
 )
 def test_ordinary_quoted_heredocs_stay_allowed(decide: Decide, command: str) -> None:
     assert decide(command) == "allow"
+
+
+# bash starts a comment only where a word starts (after a space, tab, newline or
+# operator): a `#` glued to a word part is a character of that word, and so is an
+# escaped tab after it; the newline then ends the command. tree-sitter read a
+# comment from that `#` and glued the next line's command onto the word, so the
+# rm below was no segment of its own and its deny rule became an ask. After `{}`
+# or `[]` it read an empty group or test and a comment, with no parse error: the
+# whole command was allowed.
+HASH_IN_A_WORD = [
+    pytest.param("ls; {}# || rm -rf /", id="empty-braces-hash"),
+    pytest.param("ls && []#;rm -rf /", id="empty-brackets-hash"),
+    pytest.param("'q r'#\\\t\nrm -rf /", id="quoted-hash-escaped-tab"),
+    pytest.param("echo 'q r'#\\\t\n\nrm -rf /", id="argument-hash-escaped-tab"),
+    pytest.param("'q r'#\\ \\\t\nrm -rf /", id="escaped-space-then-tab"),
+    pytest.param("'q r'##\\\t\\\t\nrm -rf /", id="double-hash-two-tabs"),
+    pytest.param('"q"#a\\\t\nrm -rf /', id="double-quoted-hash-word-tab"),
+    pytest.param("$'x'#\\\t\nrm -rf /", id="ansi-c-hash"),
+    pytest.param("x}#\\\t\nrm -rf /", id="brace-hash"),
+    pytest.param("$(x)#\\\t\nrm -rf /", id="substitution-hash"),
+    pytest.param("echo $((1))#\\\t\nrm -rf /", id="arithmetic-hash"),
+    pytest.param("echo <(x)#x\\\t\nrm -rf /", id="process-substitution-hash"),
+    pytest.param("cat <<< 'a'#\\\t\nrm -rf /", id="here-string-hash"),
+]
+
+
+@pytest.mark.parametrize("command", HASH_IN_A_WORD)
+def test_a_hash_inside_a_word_hides_no_command(decide: Decide, command: str) -> None:
+    assert decide(command) == "deny"
+
+
+@pytest.mark.parametrize("command", HASH_IN_A_WORD)
+def test_proof_bash_runs_the_command_after_a_hash_in_a_word(tmp_path: Path, command: str) -> None:
+    assert bash_runs(command.replace("rm -rf /", "touch MARKER"), tmp_path)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["echo a #\\\t;rm -rf /", "(echo a)#\\\t;rm -rf /", "echo a;#\\\t\nls", "echo 'a b'#c"],
+)
+def test_a_comment_where_a_word_starts_stays_a_comment(
+    decide: Decide, tmp_path: Path, command: str
+) -> None:
+    assert decide(command) == "allow"
+    assert not bash_runs(command.replace("rm -rf /", "touch MARKER"), tmp_path)

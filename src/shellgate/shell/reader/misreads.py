@@ -15,14 +15,18 @@ a line with a backslash run on from the line before. bash does neither:
   escaped tab too, and the newline ends the command. When an escaped tab, CR,
   VT, FF or newline follows such a ``#``, the parser reads a comment instead
   and glues ``rm`` on the next line into the word before it.
+* ``echo a⟨CR⟩#;rm -rf /``: CR, VT and FF are word characters to bash, so the
+  ``#`` is in a word and ``rm`` runs; the parser reads them as blanks and the
+  rest of the line as a comment (and ``x=a⟨VT⟩z rm -rf /`` as running ``z``).
 
 :func:`find` looks at every gap between two tokens and at every unquoted word,
 and returns same-length patches that make the parser read the source as bash
 does: an escaped blank becomes an escaped ``_`` (one word character, as in
 bash), a continuation that glues two tokens becomes ``''`` (an empty quoted
-string, which glues them too), and a newline swallowed by a word becomes ``;``.
-In a comment glued to a word, every escaped blank becomes an escaped ``_`` (the
-parser then reads the ``#`` as the word's character it is).
+string, which glues them too), a newline swallowed by a word becomes ``;``, and
+a CR, VT or FF between tokens becomes ``_`` (a word character, as in bash).
+In a comment bash reads as part of a word, each ``#`` of that word becomes ``_``
+and each escaped blank an escaped ``_``.
 The walker re-reads the patched source, so deny rules see every command, and
 notes the finding, so nothing of it is allowed without asking.
 """
@@ -51,14 +55,21 @@ _GAP_ESCAPE = re.compile(rb"\\(\n|.|$)", re.S)
 _ESCAPED_BLANK = re.compile(rb"((?<!\\)(?:\\\\)*)\\[ \t]")
 # Bytes after or before which bash ends a word (metacharacters and blanks).
 _BREAKS = frozenset(b" \t\n;&|()<>")
-# A backslash and what it escapes; a blank there (to the parser, any space
-# character) makes the parser read a ``#`` glued to a word as a comment.
-_ESCAPE = re.compile(rb"\\(.)", re.S)
+# Escaped, these make the parser read a ``#`` glued to a word as a comment.
 _SPACES = frozenset(b" \t\x0b\x0c\r")
+# What the parser can misread: a backslash, a CR, VT or FF (blanks to the
+# parser, word characters to bash), a ``#`` bash may read inside a word.
+_SUSPECT = re.compile(rb"[\\\r\x0b\x0c]|[^ \t\n;&|()<>]#")
+_CONTROL_BLANKS = frozenset(b"\r\x0b\x0c")
 # Nodes whose closing ``)`` ends a word part, not a word (``$(x)#``, ``$((1))#``):
 # a ``#`` right after one is in the word.
 _WORD_PARTS = frozenset({"command_substitution", "process_substitution",
                          "arithmetic_expansion", "expansion"})  # fmt: skip
+
+
+def suspect(source: bytes) -> bool:
+    """Whether ``source`` may hold a misreading (:func:`find` is worth a walk)."""
+    return _SUSPECT.search(source) is not None
 
 
 def closed(source: bytes) -> bytes:
@@ -98,6 +109,7 @@ def find(root: Node, source: bytes) -> list[Patch]:
                 continue  # a MISSING token: nothing in the source (a parse error)
             if token.type in _NAMES:
                 _swallowed_newlines(token, source, patches)
+                _escaped_controls(token, source, patches)
             if previous is None:
                 if top is root:  # before the first token: only blanks are allowed
                     _gap_bytes(0, source[: token.start_byte], patches)
@@ -105,7 +117,7 @@ def find(root: Node, source: bytes) -> list[Patch]:
                 _gap(previous, token, source, patches)
             elif token.start_byte == previous.end_byte and source[token.start_byte] == 0x5C:
                 _split_after_redirect(previous, token, source, patches)
-            elif token.type == "comment" and _glued(previous, token, source):
+            if token.type == "comment" and _glued(previous, token, source):
                 _glued_comment(token, source, patches)
             if previous is None or token.end_byte > previous.end_byte:
                 previous = token
@@ -147,6 +159,7 @@ def _gap(left: Node, right: Node, source: bytes, patches: list[Patch]) -> None:
     start = left.end_byte
     gap = source[start : right.start_byte]
     if b"\\" not in gap:
+        _control_blanks(start, gap, patches)
         return
     continuations = _gap_bytes(start, gap, patches)
     if continuations is None:
@@ -167,6 +180,7 @@ def _gap_bytes(start: int, gap: bytes, patches: list[Patch]) -> list[int] | None
     Returns the offsets of its line continuations if the gap holds nothing
     else (bash then glues its neighbours), else None.
     """
+    _control_blanks(start, gap, patches)
     continuations: list[int] = []
     escaped = False
     for match in _GAP_ESCAPE.finditer(gap):  # left to right: `\\` pairs stay pairs
@@ -184,21 +198,65 @@ def _gap_bytes(start: int, gap: bytes, patches: list[Patch]) -> list[int] | None
     return continuations
 
 
-def _glued(previous: Node, comment: Node, source: bytes) -> bool:
+def _control_blanks(start: int, gap: bytes, patches: list[Patch]) -> None:
+    """Each unescaped CR, VT or FF in a gap becomes ``_``.
+
+    The parser skips them as blanks; bash reads them as word characters, so
+    ``x=a⟨VT⟩z rm -rf /`` runs ``rm`` (the parser runs ``z``). ``_`` is a word
+    character to both. (An escaped one is the escapes' patch.)
+    """
+    if not any(byte in _CONTROL_BLANKS for byte in gap):
+        return
+    i = 0
+    while i < len(gap):
+        if gap[i] == 0x5C:
+            i += 2
+            continue
+        if gap[i] in _CONTROL_BLANKS:
+            patches.append((start + i, start + i + 1, b"_"))
+        i += 1
+
+
+def _escaped_controls(word: Node, source: bytes, patches: list[Patch]) -> None:
+    """An escaped CR, VT or FF inside a word becomes an escaped ``_``.
+
+    One word character to bash either way; the parser, which takes them for
+    blanks, can run the word on over operators (``\\⟨CR⟩\\||bb`` is one word
+    to it, a pipe into ``bb`` to bash).
+    """
+    raw = source[word.start_byte : word.end_byte]
+    if not any(byte in _CONTROL_BLANKS for byte in raw):
+        return
+    i = 0
+    while i < len(raw) - 1:
+        if raw[i] == 0x5C:
+            if raw[i + 1] in _CONTROL_BLANKS:
+                at = word.start_byte + i
+                patches.append((at, at + 2, b"\\_"))
+            i += 2
+        else:
+            i += 1
+
+
+def _glued(previous: Node | None, comment: Node, source: bytes) -> bool:
     """True when bash reads the ``#`` starting ``comment`` as part of a word.
 
-    bash starts a comment only where a word starts: after a blank, a newline or
-    an operator. Right after a word part (``'q r'#``, ``$x#``, ``$(x)#``) the
-    ``#`` is a character of that word.
+    bash starts a comment only where a word starts: after a blank (space or
+    tab), a newline or an operator. Right after a word part (``'q r'#``,
+    ``$x#``, ``$(x)#``) or a CR, VT or FF (blanks to the parser, word
+    characters to bash: ``echo a⟨CR⟩#;rm -rf /`` runs ``rm``) the ``#`` is a
+    character of a word.
     """
     at = comment.start_byte
-    if at == 0 or previous.end_byte != at:
+    if at == 0:
         return False
+    if source[at - 1] not in _BREAKS:
+        return True
     parent = comment.parent
     if parent is not None and parent.type == "concatenation":
         return True  # the parser itself put the comment inside a word
-    if source[at - 1] not in _BREAKS:
-        return True
+    if previous is None or previous.end_byte != at:
+        return False
     closer = previous.parent  # `)` of `$(…)`, `<(…)`, `$((…))`: a word part ends
     return closer is not None and closer.type in _WORD_PARTS and closer.end_byte == at
 
@@ -206,24 +264,37 @@ def _glued(previous: Node, comment: Node, source: bytes) -> bool:
 def _glued_comment(comment: Node, source: bytes, patches: list[Patch]) -> None:
     """Patch a comment the parser read where bash continues a word.
 
-    Every escaped space character in it becomes an escaped ``_`` (one word
-    character to bash, as the escaped blank was), and a line continuation at
-    its end becomes ``''`` (which glues, as the continuation did); the parser
-    then reads the word as bash does, and the newline after it ends the
-    command. A comment with neither (``a#b`` first on a line: the parser makes
-    ``a`` an error and ``#b`` a comment) gets its ``#`` spelt ``_``, which the
-    parser reads as a word character.
+    bash reads the comment's text as the rest of that word, up to an unquoted
+    blank or operator. In that stretch every ``#`` becomes ``_`` (no comment
+    for the parser to start: after ``a_`` first on a line, ``#`` would start
+    one again), every escaped space character an escaped ``_`` (one word
+    character to bash, as the escaped blank was) and a line continuation at the
+    end ``''`` (which glues, as the continuation did). The parser then reads
+    the word as bash does, and what follows it as the commands bash runs.
     """
-    start, end = comment.start_byte, comment.end_byte
-    before = len(patches)
-    for match in _ESCAPE.finditer(source, start, min(end + 1, len(source))):
-        at, escaped = match.start(), source[match.start() + 1]
-        if escaped in _SPACES:
-            patches.append((at, at + 2, b"\\_"))
-        elif escaped == 0x0A:  # `#…\⏎`: bash removes the continuation
-            patches.append((at, at + 2, b"''"))
-    if len(patches) == before:
-        patches.append((start, start + 1, b"_"))
+    i, end = comment.start_byte, comment.end_byte
+    quote = 0  # the open quote character, or 0
+    while i < end:
+        byte = source[i]
+        if quote:  # quoted text: nothing in it ends the word
+            if byte == quote:
+                quote = 0
+            elif byte == 0x5C and quote == 0x22:  # `\"` inside "…"
+                i += 1
+        elif byte == 0x5C:
+            escaped = source[i + 1] if i + 1 < len(source) else None
+            if escaped is not None and escaped in _SPACES:
+                patches.append((i, i + 2, b"\\_"))
+            elif escaped == 0x0A:  # `#…\⏎`: bash removes the continuation
+                patches.append((i, i + 2, b"''"))
+            i += 1
+        elif byte in _BREAKS:
+            return
+        elif byte in (0x22, 0x27):
+            quote = byte
+        elif byte == 0x23:
+            patches.append((i, i + 1, b"_"))
+        i += 1
 
 
 def _split_after_redirect(left: Node, right: Node, source: bytes, patches: list[Patch]) -> None:

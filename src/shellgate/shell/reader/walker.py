@@ -146,14 +146,15 @@ class Walker:
         """Walk a parsed source; re-read it once if tree-sitter misread it.
 
         Two kinds of misreading are known: a ``$'…'`` that tree-sitter ends
-        elsewhere than bash, and backslashes before blanks and newlines and
-        ``#`` glued to a word (see :mod:`misreads`). The re-read patches each place with same-length text
-        that tree-sitter reads as bash does, so the commands it had swallowed
-        become segments (deny rules see them) while every offset stays valid;
-        the finding makes the whole command ask.
+        elsewhere than bash, and lexical ones (see :mod:`misreads`): backslashes
+        before blanks and newlines, CR, VT and FF, a ``#`` inside a word. The
+        re-read patches each place with same-length text that tree-sitter reads
+        as bash does, so the commands it had swallowed become segments (deny
+        rules see them) while every offset stays valid; the finding makes the
+        whole command ask.
         """
         try:
-            lexical = misreads.find(root, self.source) if b"\\" in self.source else []
+            lexical = misreads.find(root, self.source) if misreads.suspect(self.source) else []
             self.block(root)
             patches = [
                 (start, end, b"'" + b"x" * (end - start - 2) + b"'")
@@ -169,9 +170,9 @@ class Walker:
             lexical = [p for p in lexical if self.source[p[0] : p[1]] != p[2]]
             if lexical:
                 self.sink.note(
-                    "the parser misread a backslash before a blank or newline, or at the "
-                    "start of a line, or a '#' inside a word; the command was re-read as "
-                    "bash reads it"
+                    "the parser misread a backslash before a blank or newline or at the "
+                    "start of a line, a CR, VT or FF, or a '#' inside a word; the command "
+                    "was re-read as bash reads it"
                 )
             if self.reread and lexical:
                 self.sink.unresolved = True  # deny rules get the rough forms too
