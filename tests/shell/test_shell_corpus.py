@@ -11,7 +11,7 @@ from shellgate.shell import analyse
 
 def test_corpus_is_large_enough_and_ids_are_unique() -> None:
     ids = [case.id for case in CASES]
-    assert len(ids) >= 200
+    assert len(ids) >= 500
     assert len(set(ids)) == len(ids)
 
 
@@ -32,6 +32,9 @@ def test_corpus_segments(case: Case) -> None:
     writes = {w for s in segments for w in s.writes}
     for target in case.writes:
         assert target in writes, sorted(writes)
+    canonical = {text for s in segments for text in s.canonical}
+    for text in case.canonical:
+        assert text in canonical, sorted(canonical)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
