@@ -2,7 +2,7 @@
 
 Policies allow these tools by name (``sort *``, ``rg *``, ``less *``…), so an
 option that runs another program (``sort --compress-program``, ``rg --pre``,
-``fd -x``), loads key bindings that can (``less --lesskey-src``) or assigns a
+loads key bindings that can (``less --lesskey-src``) or assigns a
 shell variable (``printf -v PATH``) must be a finding: the allow rule matched
 words, not effects. Each check follows its tool's option grammar (bundled short
 letters, ``--opt=value`` and ``--opt value``, GNU long-option abbreviations where
@@ -23,7 +23,6 @@ from shellgate.shell.options import abbreviates
 
 Argv = tuple[str, ...]
 
-_FD_VALUE_LETTERS = frozenset("edtEcjSoC")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 #: Variables whose value changes what later commands run, read or trust.
@@ -83,42 +82,6 @@ def _less(form: Argv, out: Out) -> None:
         if word.startswith("+") and not search and any(c in word for c in "!|sv-\n"):
             out.findings.append(f"'{form[0]} {word[:30]}' runs a less command at start")
             return
-
-
-def fd_exec_command(form: Argv) -> tuple[str, Argv] | None:
-    """(option, command) of fd's ``-x``/``-X``/``--exec``/``--exec-batch``, or None.
-
-    The command runs to a ``;`` word or the end (clap's value terminator); a glued
-    spelling (``--exec=CMD``, ``-xCMD``) gives the command's first word.
-    """
-    for i, word in enumerate(form[1:], start=1):
-        glued: str | None = None
-        option = ""
-        if word.startswith("--"):
-            name, eq, value = word.partition("=")
-            if len(name) > 4 and ("--exec-batch".startswith(name) or name == "--exec"):
-                option, glued = name, (value if eq else None)
-        else:
-            letters = _short_letters(word)
-            for j, letter in enumerate(letters):
-                if letter in "xX":
-                    option, glued = "-" + letter, (letters[j + 1 :] or None)
-                    break
-                if letter in _FD_VALUE_LETTERS:
-                    break  # the rest is this option's value (-tx: type executable)
-        if option:
-            rest = list(form[i + 1 :])
-            if glued is not None:
-                rest.insert(0, glued)
-            end = rest.index(";") if ";" in rest else len(rest)
-            return option, tuple(rest[:end])
-    return None
-
-
-def _fd(form: Argv, out: Out) -> None:
-    found = fd_exec_command(form)
-    if found is not None:
-        out.findings.append(f"'{form[0]} {found[0]}' runs a command per file")
 
 
 def _file(form: Argv, out: Out) -> None:
@@ -245,8 +208,6 @@ TOOLS: dict[str, Callable[[Argv, Out], None]] = {
     "sort": _sort,
     "rg": _rg,
     "less": _less,
-    "fd": _fd,
-    "fdfind": _fd,
     "file": _file,
     "printf": _printf,
 }

@@ -176,11 +176,6 @@ def _file(options: list[Option], args: list[str]) -> list[str]:
     return [os.path.basename(m.rstrip("/")) + ".mgc" for m in sources or ["magic"] if m]
 
 
-def _find(options: list[Option], args: list[str]) -> list[str]:
-    del options, args
-    return []
-
-
 _SED_GRAMMAR = _g("efl", "--expression --file --line-length", "--in-place")
 
 WRITERS: dict[str, tuple[Grammar, Callable[[list[Option], list[str]], list[str]]]] = {
@@ -216,19 +211,10 @@ WRITERS: dict[str, tuple[Grammar, Callable[[list[Option], list[str]], list[str]]
                 "--temporary-directory"), _sort),
     "tar": (_g("fCbTXVNgKL", "--file --directory --exclude --files-from",
                "--create --extract --get --append --update"), _tar),
-    "find": (_g(), _find),
     "uniq": (_g("fsw", "--skip-fields --skip-chars --check-chars"), _uniq),
     "file": (_g("mfFeP", "--magic-file --files-from --separator --exclude --exclude-quiet "
                 "--parameter", "--compile"), _file),
 }  # fmt: skip
-
-
-def _find_writes(form: Argv) -> list[str]:
-    out: list[str] = []
-    for i, word in enumerate(form[:-1]):
-        if word in ("-fprint", "-fprint0", "-fls", "-fprintf"):
-            out.append(form[i + 1])
-    return out
 
 
 def _dd_writes(form: Argv) -> list[str]:
@@ -242,8 +228,6 @@ def write_operands(form: Argv) -> list[str]:
     name = form[0]
     if name == "dd":
         return _dd_writes(form)
-    if name == "find":
-        return _find_writes(form)
     if name == "tree":
         return _tree_writes(form)
     if name == "tar" and len(form) > 1 and not form[1].startswith("-"):

@@ -86,7 +86,7 @@ def apply(argv: Argv, entry: Entry, out: Reading, canonical: list[str]) -> Parse
     if entry.runs is not None:
         _wrapper(argv, entry, parsed, out)
     canonical.append(basename(name) if not canonical else name)
-    if not entry.canonical_drops_options:
+    if not (entry.canonical_drops_options or entry.no_canonical):
         canonical.extend(
             option_words([(h.name, h.value) for h in parsed.hits if not (h.opt and h.opt.inert)])
         )
