@@ -130,7 +130,16 @@ def test_contexts_name_where_a_segment_sits() -> None:
 
 
 def test_forms_peel_every_wrapper_layer() -> None:
-    segment = only("sudo -u root env -i FOO=1 timeout -s KILL 5 nice -n 3 /bin/rm -rf /")
+    segments = analyse("sudo -u root env -i FOO=1 timeout -s KILL 5 nice -n 3 /bin/rm -rf /").segments
+    # Each wrapper's command is a segment of its own, one level deeper each time.
+    assert [s.context for s in segments] == [
+        (), ("sudo payload",), ("sudo payload", "env payload"),
+        ("sudo payload", "env payload", "timeout payload"),
+        ("sudo payload", "env payload", "timeout payload", "nice payload"),
+    ]  # fmt: skip
+    assert segments[-1].argv == ("/bin/rm", "-rf", "/")
+    assert segments[2].assignments == (("FOO", "1"),)
+    segment = segments[0]
     forms = segment.all_forms()
     assert forms[0] == segment.argv
     assert ("rm", "-rf", "/") in forms
@@ -139,7 +148,10 @@ def test_forms_peel_every_wrapper_layer() -> None:
 
 
 def test_interpreter_findings_survive_wrappers() -> None:
-    assert any("inline code" in f for f in only("sudo -u x python3 -c 'print(1)'").findings)
+    segments = analyse("sudo -u x python3 -c 'print(1)'").segments
+    assert [s.argv[0] for s in segments] == ["sudo", "python3"]  # the payload is a segment
+    for segment in segments:
+        assert any("inline code" in f for f in segment.findings)
 
 
 def test_hash_in_mid_word_is_not_a_comment() -> None:

@@ -14,8 +14,8 @@ from shell_policy_helpers import decision
 
 from shellgate.models import Segment
 from shellgate.shell import analyse
+from shellgate.shell.catalog.findutils import fd_exec_command
 from shellgate.shell.reader.heredocs import backtick_spans, bash_body_end
-from shellgate.shell.tools import fd_exec_command
 
 W = "/work/project"
 Argv = tuple[str, ...]

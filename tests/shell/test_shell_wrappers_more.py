@@ -16,7 +16,8 @@ from shellgate import load_config
 from shellgate.decider import Decider
 from shellgate.models import CallInfo
 from shellgate.shell import analyse
-from shellgate.shell.options import Grammar, scan_all, scan_prefix
+from shellgate.shell.argv.engine import GNU, GNU_PREFIX, Spec, scan
+from shellgate.shell.catalog.entry import val
 
 POLICY = str(Path(__file__).resolve().parents[2] / "policies" / "default")
 WORKSPACE = "/work/wrapper-project"
@@ -43,46 +44,50 @@ def all_forms(command: str) -> list[tuple[str, ...]]:
     return [f for s in analyse(command, workdir=WORKSPACE).segments for f in s.all_forms()]
 
 
-# -- option grammar: abbreviations and options with several arguments ----------------
+# -- option scanning (argv/engine.py): abbreviations, options with several arguments ----------------
 
-GNU = Grammar("s", frozenset({"--signal", "--kill-after"}), positionals=1)
-MULTI = Grammar("", frozenset({"--chdir"}), long_nargs={"--bind": 2, "--overlay": 3})
+TIMEOUT = Spec(GNU_PREFIX, (val("-s --signal"), val("-k --kill-after")))
+MULTI = Spec(GNU_PREFIX, (val("--chdir"), val("--bind", takes=2), val("--overlay", takes=3)))
 
 
 def test_wrapper_scan_reads_getopt_long_abbreviations() -> None:
-    start, options, consumed = scan_prefix(("timeout", "--sig", "KILL", "5", "rm"), GNU)
-    assert start == 4
-    assert options == [("--signal", "KILL")]  # recorded under the option's full name
-    assert consumed == [2, 3]
+    parsed = scan(("timeout", "--sig", "KILL", "5", "rm"), TIMEOUT)
+    assert parsed.end == 3  # the duration: timeout's entry skips it (Runs(skip=1))
+    assert [(h.name, h.value) for h in parsed.hits] == [("-s", "KILL")]  # canonical name
+    assert parsed.consumed == [2]
 
 
 def test_ambiguous_abbreviation_takes_the_most_arguments() -> None:
-    grammar = Grammar("", frozenset({"--bin"}), long_nargs={"--bind": 2})
-    start, _, consumed = scan_prefix(("w", "--bi", "a", "b", "rm"), grammar)
-    assert (start, consumed) == (4, [2, 3])
+    spec = Spec(GNU_PREFIX, (val("--bin"), val("--bind", takes=2)))
+    parsed = scan(("w", "--bi", "a", "b", "rm"), spec)
+    assert (parsed.end, parsed.consumed) == (4, [2, 3])
 
 
 def test_permuting_scan_reads_abbreviations_of_known_options_only() -> None:
     # GNU tools refuse an ambiguous prefix, so a prefix of one known option taking
     # an argument is that option (`sort --outp F`: F is written). A long option the
     # grammar does not know stays a flag: no operand is swallowed on a guess.
-    options, operands = scan_all(("sort", "--sig", "KILL", "f"), GNU)
-    assert (options, operands) == ([("--signal", "KILL")], ["f"])
-    options, operands = scan_all(("sort", "--bogus", "KILL", "f"), GNU)
-    assert (options, operands) == ([("--bogus", None)], ["KILL", "f"])
+    spec = Spec(GNU, TIMEOUT.options)
+    parsed = scan(("sort", "--sig", "KILL", "f"), spec)
+    assert ([(h.name, h.value) for h in parsed.hits], parsed.words) == ([("-s", "KILL")], ["f"])
+    parsed = scan(("sort", "--bogus", "KILL", "f"), spec)
+    assert ([(h.name, h.value) for h in parsed.hits], parsed.words) == (
+        [("--bogus", None)], ["KILL", "f"]
+    )
 
 
 def test_long_options_take_several_arguments() -> None:
     argv = ("bwrap", "--bind", "/", "/", "--overlay", "a", "b", "c", "--chdir", "/", "rm")
-    start, options, consumed = scan_prefix(argv, MULTI)
-    assert argv[start:] == ("rm",)
-    assert options == [("--bind", "/"), ("--overlay", "a"), ("--chdir", "/")]
-    assert consumed == [2, 3, 5, 6, 7, 9]
+    parsed = scan(argv, MULTI)
+    assert argv[parsed.end :] == ("rm",)
+    assert [(h.name, h.value) for h in parsed.hits] == [
+        ("--bind", "/"), ("--overlay", "a"), ("--chdir", "/")
+    ]
+    assert parsed.consumed == [2, 3, 5, 6, 7, 9]
 
 
 def test_glued_value_of_a_multi_argument_option_consumes_no_more() -> None:
-    start, _, _ = scan_prefix(("bwrap", "--bind=/", "rm"), MULTI)
-    assert start == 2
+    assert scan(("bwrap", "--bind=/", "rm"), MULTI).end == 2
 
 
 ABBREVIATED = [

@@ -74,16 +74,6 @@ def basename_form(argv: Argv) -> Argv:
     return argv if head == argv[0] else (head, *argv[1:])
 
 
-def _legacy_peel(form: Argv, walk: _Walk, chain: bool) -> list[Argv]:
-    from shellgate.shell.wrappers import Unwrapped, peel
-
-    out = Unwrapped()
-    found = peel(form, out)
-    if not chain:
-        walk.payloads.extend(out.payloads)
-    return found
-
-
 def unwrap(argv: Argv) -> _Walk:
     """The argv and every command it runs, best reading first (see the module doc)."""
     walk = _Walk()
@@ -113,9 +103,6 @@ def unwrap(argv: Argv) -> _Walk:
                 for index, program in enumerate(reading.programs):
                     queued.append((rank + (index > 0), program.argv, covered))
                 queued.extend((rank + 1, guess, chain) for guess in reading.guesses)
-            else:
-                for index, inner in enumerate(_legacy_peel(form, walk, chain)):
-                    queued.append((rank + (index > 0), inner, chain))
         for next_rank, candidate, is_chain in queued:
             if candidate and candidate not in seen:
                 seen.add(candidate)

@@ -1,11 +1,9 @@
 """Options of everyday read-only tools that make them run programs or set variables.
 
-Policies allow these tools by name (``fd *``, ``printf *``…), so an option that
-runs another program (``fd -x``) or assigns a shell variable (``printf -v PATH``)
-must be a finding: the allow rule matched words, not effects. Each check follows
-its tool's option grammar (bundled short letters, ``--opt=value`` and ``--opt
-value``) and over-approximates: a false finding costs a question. (``sort``,
-``rg``, ``less``, ``file``: catalog entries, ``catalog/coreutils.py``.)
+Policies allow these tools by name (``printf *``, ``read``…), so an option that
+assigns a shell variable (``printf -v PATH``) must be a finding: the allow rule
+matched words, not effects. (``sort``, ``rg``, ``less``, ``file``: catalog
+entries, ``catalog/coreutils.py``; ``fd``: ``catalog/findutils.py``.)
 
 Invariant: checks are keyed on the command name (``TOOLS``), so a command that
 is none of these tools costs one dict lookup.
@@ -21,7 +19,6 @@ from shellgate.shell import buildtools
 
 Argv = tuple[str, ...]
 
-_FD_VALUE_LETTERS = frozenset("edtEcjSoC")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 #: Variables whose value changes what later commands run, read or trust.
@@ -47,40 +44,6 @@ def _short_letters(word: str) -> str:
     return word[1:] if len(word) > 1 and word[0] == "-" and word[1] != "-" else ""
 
 
-def fd_exec_command(form: Argv) -> tuple[str, Argv] | None:
-    """(option, command) of fd's ``-x``/``-X``/``--exec``/``--exec-batch``, or None.
-
-    The command runs to a ``;`` word or the end (clap's value terminator); a glued
-    spelling (``--exec=CMD``, ``-xCMD``) gives the command's first word.
-    """
-    for i, word in enumerate(form[1:], start=1):
-        glued: str | None = None
-        option = ""
-        if word.startswith("--"):
-            name, eq, value = word.partition("=")
-            if len(name) > 4 and ("--exec-batch".startswith(name) or name == "--exec"):
-                option, glued = name, (value if eq else None)
-        else:
-            letters = _short_letters(word)
-            for j, letter in enumerate(letters):
-                if letter in "xX":
-                    option, glued = "-" + letter, (letters[j + 1 :] or None)
-                    break
-                if letter in _FD_VALUE_LETTERS:
-                    break  # the rest is this option's value (-tx: type executable)
-        if option:
-            rest = list(form[i + 1 :])
-            if glued is not None:
-                rest.insert(0, glued)
-            end = rest.index(";") if ";" in rest else len(rest)
-            return option, tuple(rest[:end])
-    return None
-
-
-def _fd(form: Argv, out: Out) -> None:
-    found = fd_exec_command(form)
-    if found is not None:
-        out.findings.append(f"'{form[0]} {found[0]}' runs a command per file")
 
 
 def _printf(form: Argv, out: Out) -> None:
@@ -195,8 +158,6 @@ TOOLS: dict[str, Callable[[Argv, Out], None]] = {
     "declare": _declare,
     "typeset": _declare,
     "local": _declare,
-    "fd": _fd,
-    "fdfind": _fd,
     "printf": _printf,
 }
 TOOLS.update(buildtools.TOOLS)

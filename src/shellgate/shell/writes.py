@@ -71,9 +71,6 @@ def _tar(options: list[Option], args: list[str]) -> list[str]:
     return []
 
 
-def _find(options: list[Option], args: list[str]) -> list[str]:
-    del options, args
-    return []
 
 
 _SED_GRAMMAR = _g("efl", "--expression --file --line-length", "--in-place")
@@ -93,16 +90,7 @@ WRITERS: dict[str, tuple[Grammar, Callable[[list[Option], list[str]], list[str]]
     "gsed": (_SED_GRAMMAR, _sed),
     "tar": (_g("fCbTXVNgKL", "--file --directory --exclude --files-from",
                "--create --extract --get --append --update"), _tar),
-    "find": (_g(), _find),
 }  # fmt: skip
-
-
-def _find_writes(form: Argv) -> list[str]:
-    out: list[str] = []
-    for i, word in enumerate(form[:-1]):
-        if word in ("-fprint", "-fprint0", "-fls", "-fprintf"):
-            out.append(form[i + 1])
-    return out
 
 
 def write_operands(form: Argv) -> list[str]:
@@ -110,8 +98,6 @@ def write_operands(form: Argv) -> list[str]:
     if not form:
         return []
     name = form[0]
-    if name == "find":
-        return _find_writes(form)
     if name == "tar" and len(form) > 1 and not form[1].startswith("-"):
         # Old-style bundled letters (tar czf out.tgz dir): make them ordinary options.
         form = (name, "-" + form[1], *form[2:])

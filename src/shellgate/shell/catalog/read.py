@@ -91,7 +91,7 @@ def apply(argv: Argv, entry: Entry, out: Reading, canonical: list[str]) -> Parse
     if own is not None:
         canonical.extend(own)
         canonical = []  # what follows is read, but spelled by the entry already
-    elif not entry.canonical_drops_options:
+    elif not (entry.canonical_drops_options or entry.no_canonical):
         canonical.extend(
             option_words(
                 [(h.name, h.value) for h in parsed.hits if not (h.opt and h.opt.inert)],
