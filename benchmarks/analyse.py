@@ -2,7 +2,9 @@
 
 Run: ``PYTHONPATH=src .venv/bin/python benchmarks/analyse.py``. Prints p50/p99 in
 µs for parse + normalise of typical agent commands (50-300 characters; target
-p99 <= 300 µs) and the time of several 100 KB shapes (target <= 100 ms).
+p99 <= 300 µs), with the ratio to a baseline measured in the same run (the
+tree-sitter parse alone of the same commands, interleaved), and the time of
+several 100 KB shapes (target <= 100 ms).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import statistics
 import time
 
 from shellgate.shell.analyse import _analyse
+from shellgate.shell.reader import _parser
 
 
 def analyse(command: str, workdir: str = "/") -> object:
@@ -71,19 +74,34 @@ def _time_once(command: str) -> float:
     return time.perf_counter() - start
 
 
+def _parse_once(command: str) -> float:
+    """The baseline: tree-sitter-bash parsing the same command, nothing else."""
+    start = time.perf_counter()
+    _parser.parse(command.encode("utf-8", "surrogatepass"))
+    return time.perf_counter() - start
+
+
+def _pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[max(0, int(len(ordered) * q) - 1)]
+
+
 def typical(rounds: int = 400) -> None:
     for command in TYPICAL:  # warm up the parser and the per-argv cache honestly:
         analyse(command)  # every command is also measured cold once below
     samples: list[float] = []
+    baseline: list[float] = []
     for _ in range(rounds):
-        for command in TYPICAL:
+        for command in TYPICAL:  # interleaved, so drift hits both alike
+            baseline.append(_parse_once(command) * 1e6)
             samples.append(_time_once(command) * 1e6)
-    samples.sort()
-    p50 = statistics.median(samples)
-    p99 = samples[int(len(samples) * 0.99) - 1]
+    p50, p99 = statistics.median(samples), _pct(samples, 0.99)
+    b50, b99 = statistics.median(baseline), _pct(baseline, 0.99)
     lengths = [len(c) for c in TYPICAL]
     print(f"typical agent commands ({min(lengths)}-{max(lengths)} chars, {len(samples)} runs)")
     print(f"  p50 {p50:8.1f} µs   p99 {p99:8.1f} µs   (target p99 <= 300 µs)")
+    print(f"  baseline, the parse alone: p50 {b50:6.1f} µs  p99 {b99:6.1f} µs;"
+          f"  ratio p50 {p50 / b50:5.2f}  p99 {p99 / b99:5.2f}")
 
 
 def big() -> None:
