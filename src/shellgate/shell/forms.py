@@ -37,7 +37,7 @@ MAX_FORMS = 48
 MAX_READINGS = 2 * MAX_FORMS
 _LEGACY_OBVIOUS_WRITERS = frozenset(
     {"cp", "mv", "rm", "rmdir", "touch", "mkdir", "tee", "ln", "install", "truncate",
-     "dd", "chmod", "chown", "chgrp", "shred", "unlink", "mktemp", "rsync", "mkfifo",
+     "dd", "chmod", "chown", "chgrp", "shred", "unlink", "mktemp", "mkfifo",
      "mknod"}
 )  # fmt: skip
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})

@@ -18,7 +18,6 @@ import re
 from collections.abc import Callable
 from typing import Protocol
 
-from shellgate.shell import buildtools
 from shellgate.shell.options import abbreviates
 
 Argv = tuple[str, ...]
@@ -250,4 +249,3 @@ TOOLS: dict[str, Callable[[Argv, Out], None]] = {
     "file": _file,
     "printf": _printf,
 }
-TOOLS.update(buildtools.TOOLS)

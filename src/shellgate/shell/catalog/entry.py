@@ -101,6 +101,9 @@ class Entry:
     canonical_drops_options: bool = False
     #: No canonical form (an expression language, not options: find, test).
     no_canonical: bool = False
+    #: Respells an old-style argv as the options it stands for before it is read
+    #: (``tar czf F`` is ``tar -c -z -f F``); returns the argv unchanged otherwise.
+    respell: Callable[[Argv], Argv] | None = None
 
     @cached_property
     def spec(self) -> Spec:
