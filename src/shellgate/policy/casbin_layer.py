@@ -85,7 +85,7 @@ class PolicyEngine:
         if not segment.argv:
             return None
         command, others = segment_texts(segment)
-        canonical = tuple(c for c in segment.canonical if c != command and c not in others)
+        canonical = tuple(c for c in segment.canonical if c not in others)
         best: Match | None = None
         for index in self.indexes:
             found = self._match_one(index, subject, tenant, command, others, canonical)

@@ -225,5 +225,5 @@ def read_argv(argv: Argv) -> ArgvReading:
         stdin_shell=stdin_shell,
         writes=tuple(dict.fromkeys(writes)),
         outputs=tuple(dict.fromkeys(outputs)),
-        canonical=tuple(c for c in dict.fromkeys(canonical) if c != " ".join(argv)),
+        canonical=tuple(dict.fromkeys(canonical)),
     )
