@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from shellgate.shell.argv.engine import Parsed
-from shellgate.shell.catalog.entry import Argv, Entry, Reading, flag, optional, val, values
+from shellgate.shell.catalog.entry import Argv, Entry, Reading, aliases, flag, optional, val
 
 #: tar's short options that take an argument (old-style bundles hand them the
 #: next words in turn: ``tar cfC out.tgz dir`` is ``-c -f out.tgz -C dir``).
@@ -85,13 +85,13 @@ ENTRIES: tuple[Entry, ...] = (
             val("--index-file", writes=True),
             val("-g --listed-incremental", writes=True),
             val("--volno-file", writes=True),
-            *values("-b --blocking-factor -H --format -K --starting-file -L --tape-length "
-                    "-N --newer --after-date -V --label --exclude --owner --group --mode "
-                    "--mtime --transform --xform --strip-components --suffix --newer-mtime "
-                    "--record-size --sort --warning --quoting-style --checkpoint-action "
-                    "--exclude-tag --exclude-tag-under --exclude-tag-all --level "
-                    "--hole-detection --owner-map --group-map --xattrs-include "
-                    "--xattrs-exclude --atime-preserve --pax-option"),
+            *aliases("-b --blocking-factor, -H --format, -K --starting-file, -L --tape-length, "
+                     "-N --newer --after-date, -V --label, --exclude, --owner, --group, "
+                     "--mode, --mtime, --transform, --xform, --strip-components, --suffix, "
+                     "--newer-mtime, --record-size, --sort, --warning, --quoting-style, "
+                     "--checkpoint-action, --exclude-tag, --exclude-tag-under, "
+                     "--exclude-tag-all, --level, --hole-detection, --owner-map, --group-map, "
+                     "--xattrs-include, --xattrs-exclude, --atime-preserve, --pax-option"),
             optional("--checkpoint"), optional("--backup"), optional("--occurrence"),
             optional("--one-top-level"),
             flag("-v --verbose", inert=True), flag("--totals", inert=True),
@@ -109,15 +109,16 @@ ENTRIES: tuple[Entry, ...] = (
             val("--write-batch --only-write-batch", writes=True),
             flag("--partial"), flag("-b --backup"), flag("--remove-source-files"),
             flag("-v --verbose", inert=True), flag("--progress", inert=True),
-            *values("-f --filter --exclude --include --exclude-from --include-from "
-                    "--files-from -T --temp-dir --partial-dir --compare-dest --copy-dest "
-                    "--link-dest --backup-dir --suffix --chmod --log-file-format "
-                    "--password-file --out-format --timeout --contimeout --port --bwlimit "
-                    "--chown --usermap --groupmap -B --block-size -M --remote-option "
-                    "--max-size --min-size --max-delete --modify-window --iconv "
-                    "--checksum-choice --compress-choice --compress-level --skip-compress "
-                    "--address --sockopts --outbuf --read-batch --protocol --info --debug "
-                    "--stop-after --stop-at --copy-as --early-input"),
+            *aliases("-f --filter, --exclude, --include, --exclude-from, --include-from, "
+                     "--files-from, -T --temp-dir, --partial-dir, --compare-dest, --copy-dest, "
+                     "--link-dest, --backup-dir, --suffix, --chmod, --log-file-format, "
+                     "--password-file, --out-format, --timeout, --contimeout, --port, "
+                     "--bwlimit, --chown, --usermap, --groupmap, -B --block-size, -M "
+                     "--remote-option, --max-size, --min-size, --max-delete, --modify-window, "
+                     "--iconv, --checksum-choice, --compress-choice, --compress-level, "
+                     "--skip-compress, --address, --sockopts, --outbuf, --read-batch, "
+                     "--protocol, --info, --debug, --stop-after, --stop-at, --copy-as, "
+                     "--early-input"),
         ),
         writes=_rsync_writes,
         obvious_writer=True,

@@ -22,7 +22,7 @@ import os
 import re
 
 from shellgate.shell.argv.engine import CLAP, NOPT, POSIX, Dialect, Parsed
-from shellgate.shell.catalog.entry import Argv, Entry, Reading, flag, optional, val, values
+from shellgate.shell.catalog.entry import Argv, Entry, Reading, aliases, flag, optional, val, values
 from shellgate.shell.catalog.read import add_program, split_words
 
 #: The go command reads flags up to the packages, but ``go test`` reads test
@@ -158,9 +158,10 @@ ENTRIES: tuple[Entry, ...] = (
             val("--manifest-path", finding="reads its manifest from stdin", when=from_stdin),
             *(val(name, writes=True)
               for name in ("--target-dir", "--artifact-dir", "--out-dir", "--lockfile-path")),
-            *values("-p --package --bin --example --test --bench -F --features --target -j "
-                    "--jobs --profile --color --message-format --exclude -C --registry "
-                    "--index --git --branch --tag --rev --path --root --version"),
+            *aliases("-p --package, --bin, --example, --test, --bench, -F --features, "
+                     "--target, -j --jobs, --profile, --color, --message-format, --exclude, -C, "
+                     "--registry, --index, --git, --branch, --tag, --rev, --path, --root, "
+                     "--version"),
             flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
         ),
         through_double_dash=True,
@@ -175,11 +176,11 @@ ENTRIES: tuple[Entry, ...] = (
             *(val(name, finding="changes where its credentials go") for name in (
                 "-s --server", "--token", "--as", "--as-group", "--as-uid")),
             flag("--insecure-skip-tls-verify", finding="changes where its credentials go"),
-            *values("--context --cluster --user -n --namespace --certificate-authority "
-                    "--client-certificate --client-key --request-timeout --tls-server-name "
-                    "--cache-dir -v -o --output -l --selector -L --label-columns -f "
-                    "--filename --field-selector --sort-by --template -c --container "
-                    "--since --tail --chunk-size"),
+            *aliases("--context, --cluster, --user, -n --namespace, --certificate-authority, "
+                     "--client-certificate, --client-key, --request-timeout, "
+                     "--tls-server-name, --cache-dir, -v, -o --output, -l --selector, -L "
+                     "--label-columns, -f --filename, --field-selector, --sort-by, --template, "
+                     "-c --container, --since, --tail, --chunk-size"),
         ),
         through_double_dash=True,
     ),
@@ -190,8 +191,8 @@ ENTRIES: tuple[Entry, ...] = (
             val("-c --conf", finding="reads another configuration (what it runs)"),
             *(val(name, writes=True)
               for name in ("--result-json", "--workdir", "--root", "--installpkg")),
-            *values("-e -m -f --hashseed --runner --colored --exit-and-dump-after -i "
-                    "--index-url --discover"),
+            *aliases("-e, -m, -f, --hashseed, --runner, --colored, --exit-and-dump-after, -i "
+                     "--index-url, --discover"),
             optional("-p --parallel"),
             flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
         ),
@@ -204,11 +205,11 @@ ENTRIES: tuple[Entry, ...] = (
             val("--python-executable", runs="program"),
             val("--config-file", finding="reads another configuration (its plugins run)"),
             *(val(name, writes=True) for name in _MYPY_REPORTS),
-            *values("-m --module -p --package -c --command --python-version --platform "
-                    "--exclude --follow-imports --always-true --always-false "
-                    "--disable-error-code --enable-error-code --custom-typeshed-dir "
-                    "--custom-typing-module --junit-format --soft-error-limit "
-                    "--find-occurrences --timeout"),
+            *aliases("-m --module, -p --package, -c --command, --python-version, --platform, "
+                     "--exclude, --follow-imports, --always-true, --always-false, "
+                     "--disable-error-code, --enable-error-code, --custom-typeshed-dir, "
+                     "--custom-typing-module, --junit-format, --soft-error-limit, "
+                     "--find-occurrences, --timeout"),
             val("--shadow-file", takes=2),
         ),
         hooks=(_mypy,),
@@ -225,12 +226,13 @@ ENTRIES: tuple[Entry, ...] = (
                 "--result-log", "--resultlog", "--log-file", "--html", "--json-report-file",
                 "--report-log")),
             optional("--debug"), val("--cov-report"), val("-o --override-ini"),
-            *values("-k -m -r --tb --deselect --ignore --ignore-glob --maxfail --durations "
-                    "--durations-min -W --pythonwarnings --import-mode --capture "
-                    "--log-level --log-format --log-date-format --log-cli-level "
-                    "--log-cli-format --log-file-level --log-file-format --cov --cov-config "
-                    "--cov-fail-under -n --numprocesses --dist --rootdir --confcutdir "
-                    "--junit-prefix --timeout --reruns --random-order-seed --color"),
+            *aliases("-k, -m, -r, --tb, --deselect, --ignore, --ignore-glob, --maxfail, "
+                     "--durations, --durations-min, -W --pythonwarnings, --import-mode, "
+                     "--capture, --log-level, --log-format, --log-date-format, "
+                     "--log-cli-level, --log-cli-format, --log-file-level, --log-file-format, "
+                     "--cov, --cov-config, --cov-fail-under, -n --numprocesses, --dist, "
+                     "--rootdir, --confcutdir, --junit-prefix, --timeout, --reruns, "
+                     "--random-order-seed, --color"),
             flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
         ),
         hooks=(_pytest,),

@@ -151,3 +151,9 @@ def values(names: str, *, takes: int = 1) -> tuple[Opt, ...]:
 def letters(short: str, *, takes: int = 1) -> tuple[Opt, ...]:
     """Short value options given as letters (``"ugC"``: -u -g -C take a value)."""
     return tuple(Opt(("-" + letter,), takes) for letter in short)
+
+
+def aliases(groups: str, *, takes: int = 1) -> tuple[Opt, ...]:
+    """Plain value options, each with its aliases: ``"-n --namespace, --context"``
+    (comma-separated options, the canonical spelling first in each)."""
+    return tuple(Opt(_names(group), takes) for group in groups.split(",") if group.strip())

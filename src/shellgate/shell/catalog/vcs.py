@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterator, Mapping
 
 from shellgate.shell.argv.engine import CLAP, OPTIONAL, POSIX, Opt, Parsed
-from shellgate.shell.catalog.entry import Argv, Entry, Reading, flag, optional, val, values
+from shellgate.shell.catalog.entry import Argv, Entry, Reading, aliases, flag, optional, val, values
 from shellgate.shell.catalog.read import add_program
 
 _CONFIG = "sets configuration that can make git run programs"
@@ -133,11 +133,11 @@ _REVISIONS = (
     _OUTPUT,
     *values("--output-indicator-new --output-indicator-old --output-indicator-context "
             "--author --committer --grep --since --after --until --before --format "
-            "--encoding --skip --max-count --min-parents --max-parents --diff-filter "
+            "--encoding --skip --min-parents --max-parents --diff-filter "
             "--relative-date --src-prefix --dst-prefix --line-prefix --word-diff-regex "
             "--ignore-matching-lines --anchored --rotate-to --skip-to --find-object "
             "--exclude --glob --branches --tags --remotes --stat-width --stat-count"),
-    val("-n"), val("-S"), val("-G"), val("-L"), val("-O"), val("-I"),
+    val("-n --max-count"), val("-S"), val("-G"), val("-L"), val("-O"), val("-I"),
 )  # fmt: skip
 
 _SUBCOMMANDS = {
@@ -167,14 +167,16 @@ _SUBCOMMANDS = {
     )),
     "send-pack": Entry(("send-pack",), options=(val("--receive-pack --exec", runs="shell"),)),
     "fetch": Entry(("fetch",), options=(
-        _UPLOAD_PACK, *values("--depth --deepen --shallow-since --shallow-exclude --refmap "
-                              "-j --jobs -o --server-option --negotiation-tip --filter"),
+        _UPLOAD_PACK,
+        *aliases("--depth, --deepen, --shallow-since, --shallow-exclude, --refmap, -j --jobs, "
+                 "-o --server-option, --negotiation-tip, --filter"),
         flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
     )),
     "fetch-pack": Entry(("fetch-pack",), options=(val("--upload-pack --exec", runs="shell"),)),
     "pull": Entry(("pull",), options=(
-        _UPLOAD_PACK, *values("--depth --deepen --shallow-since --shallow-exclude -s --strategy "
-                              "-X --strategy-option -j --jobs -o --server-option"),
+        _UPLOAD_PACK,
+        *aliases("--depth, --deepen, --shallow-since, --shallow-exclude, -s --strategy, "
+                 "-X --strategy-option, -j --jobs, -o --server-option"),
         flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
     )),
     "ls-remote": Entry(("ls-remote",), options=(
@@ -185,15 +187,15 @@ _SUBCOMMANDS = {
         val("--template", finding="copies hooks from a template directory"),
         val("-c --config", finding=_CONFIG),
         val("--separate-git-dir", writes=True),
-        *values("-o --origin -b --branch --reference --reference-if-able --depth "
-                "--shallow-since --shallow-exclude -j --jobs --filter --bundle-uri "
-                "--server-option --ref-format"),
+        *aliases("-o --origin, -b --branch, --reference, --reference-if-able, --depth, "
+                 "--shallow-since, --shallow-exclude, -j --jobs, --filter, --bundle-uri, "
+                 "--server-option, --ref-format"),
         flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
     )),
     "init": Entry(("init",), options=(
         val("--template", finding="copies hooks from a template directory"),
         val("--separate-git-dir", writes=True),
-        *values("-b --initial-branch --object-format --ref-format"), optional("--shared"),
+        *aliases("-b --initial-branch, --object-format, --ref-format"), optional("--shared"),
         flag("-q --quiet", inert=True),
     )),
     "archive": Entry(("archive",), options=(
@@ -214,7 +216,7 @@ _SUBCOMMANDS = {
     ), hooks=(_config,)),
     "rebase": Entry(("rebase",), options=(
         val("-x --exec", runs="shell"),
-        *values("--onto -s --strategy -X --strategy-option -C --whitespace"),
+        *aliases("--onto, -s --strategy, -X --strategy-option, -C, --whitespace"),
         optional("-S --gpg-sign"), optional("--empty"), optional("--rebase-merges"),
     )),
     "submodule": Entry(("submodule",), POSIX, hooks=(_submodule,), canonical_drops_options=True,
@@ -232,8 +234,8 @@ _SUBCOMMANDS = {
     )),
     "grep": Entry(("grep",), options=(
         _PAGER,
-        *values("-e -f -m --max-count -A --after-context -B --before-context -C --context "
-                "--max-depth --threads --and --or --not"),
+        *aliases("-e, -f, -m --max-count, -A --after-context, -B --before-context, "
+                 "-C --context, --max-depth, --threads"),
     )),
     "instaweb": Entry(("instaweb",), options=(
         val("-d --httpd", runs="words"), val("-b --browser", runs="program"),
