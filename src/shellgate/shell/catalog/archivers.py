@@ -75,6 +75,8 @@ ENTRIES: tuple[Entry, ...] = (
             flag("-c --create"), flag("-x --extract --get"), flag("-t --list"),
             flag("-r --append"), flag("-u --update"), flag("-A --catenate --concatenate"),
             flag("-d --diff --compare"), flag("--delete"), flag("--remove-files"),
+            flag("-z --gzip --gunzip --ungzip"), flag("-j --bzip2"), flag("-J --xz"),
+            flag("-a --auto-compress"), flag("--zstd"),
             val("-f --file"), val("-C --directory"), val("-T --files-from"),
             val("-X --exclude-from"),
             val("-I --use-compress-program", runs="words"),
