@@ -132,11 +132,13 @@ _OUTPUT = val("--output", writes=True)
 _REVISIONS = (
     _OUTPUT,
     *values("--output-indicator-new --output-indicator-old --output-indicator-context "
-            "--author --committer --grep --since --after --until --before --format "
-            "--encoding --skip --min-parents --max-parents --diff-filter "
-            "--relative-date --src-prefix --dst-prefix --line-prefix --word-diff-regex "
-            "--ignore-matching-lines --anchored --rotate-to --skip-to --find-object "
-            "--exclude --glob --branches --tags --remotes --stat-width --stat-count"),
+            "--author --committer --grep --format --encoding --skip --min-parents "
+            "--max-parents --diff-filter --src-prefix --dst-prefix --line-prefix "
+            "--word-diff-regex --ignore-matching-lines --anchored --rotate-to --skip-to "
+            "--find-object --stat-width --stat-count"),
+    *aliases("--since --after, --until --before"),
+    # Revision patterns are glued only (``--branches=feat/*``).
+    *(optional(name) for name in ("--exclude", "--glob", "--branches", "--tags", "--remotes")),
     val("-n --max-count"), val("-S"), val("-G"), val("-L"), val("-O"), val("-I"),
 )  # fmt: skip
 
