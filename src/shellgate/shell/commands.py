@@ -65,7 +65,7 @@ _PYTHON = _INTERPRETERS[0][0]
 _ANY_INTERPRETER = re.compile("|".join(f"(?:{p.pattern})" for p, _ in _INTERPRETERS))
 _BUILTIN_NAMES = frozenset(
     {"eval", "source", ".", "alias", "trap", "let", "enable", "fc", "bind", "complete",
-     "compgen", "mapfile", "readarray", "hash", "git", "deno"}
+     "compgen", "mapfile", "readarray", "hash", "deno"}
 )  # fmt: skip
 _POWERSHELL = frozenset({"pwsh", "powershell", "powershell.exe", "pwsh.exe"})
 _PS_INLINE = frozenset({"-c", "-command", "-e", "-ec", "-encodedcommand"})
@@ -210,13 +210,21 @@ def _builtin(form: Argv, out: Reading) -> None:
             out.findings.append(f"'{name}' can evaluate code or load it from a file")
     elif name == "hash" and any(a.startswith("-p") for a in args):
         out.findings.append("hash -p changes which file a command name runs")
-    elif name == "git":
-        for word in args:
-            if not word.startswith("-"):
-                break
-            if word == "-c" or word.startswith(("--config-env", "--exec-path", "-c")):
-                out.findings.append("git -c/--config-env/--exec-path can make git run commands")
-                break
+
+
+def _module(form: Argv, out: Reading) -> None:
+    """``python -m mypy …``: the module's own options, read by the catalog. What it
+    would run is a finding here (this path cannot make it a segment of its own)."""
+    from shellgate.shell import catalog
+
+    module = catalog.read(form)
+    if module is None:
+        return
+    out.findings.extend(module.findings)
+    out.payloads.extend(module.payloads)
+    out.findings.extend(
+        f"'{form[0]}' runs a program ({' '.join(p.argv)[:40]}, {p.label})" for p in module.programs
+    )
 
 
 def read_form(form: Argv, out: Reading) -> None:
@@ -228,8 +236,8 @@ def read_form(form: Argv, out: Reading) -> None:
     if tool is not None:
         tool(form, out)
         return
-    if len(form) > 2 and form[1] == "-m" and form[2] in TOOLS and _PYTHON.fullmatch(name):
-        TOOLS[form[2]](form[2:], out)  # python -m mypy …: the module's own options
+    if len(form) > 2 and form[1] == "-m" and _PYTHON.fullmatch(name):
+        _module(form[2:], out)
     if name not in _INTERESTING and _ANY_INTERPRETER.fullmatch(name) is None:
         return  # the common case: a command with no inline code to find
     if name in SHELLS:

@@ -37,7 +37,7 @@ MAX_FORMS = 48
 MAX_READINGS = 2 * MAX_FORMS
 _LEGACY_OBVIOUS_WRITERS = frozenset(
     {"cp", "mv", "rm", "rmdir", "touch", "mkdir", "tee", "ln", "install", "truncate",
-     "dd", "chmod", "chown", "chgrp", "shred", "unlink", "mktemp", "rsync", "mkfifo",
+     "dd", "chmod", "chown", "chgrp", "shred", "unlink", "mktemp", "mkfifo",
      "mknod"}
 )  # fmt: skip
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
@@ -148,7 +148,6 @@ def _respelled(walk: _Walk) -> None:
 @lru_cache(maxsize=4096)
 def read_argv(argv: Argv) -> ArgvReading:
     """Every reading of one argv (see the module docstring)."""
-    from shellgate.shell.buildtools import output_operands
     from shellgate.shell.commands import Reading as LegacyReading
     from shellgate.shell.commands import read_form
     from shellgate.shell.writes import write_operands
@@ -184,7 +183,7 @@ def read_argv(argv: Argv) -> ArgvReading:
             stdin_shell |= legacy.stdin_shell
             extra_forms.extend(legacy.forms)
             targets = write_operands(form)
-            files, wiped = output_operands(form)
+            files, wiped = [], []
             obvious = os.path.basename(form[0]) in _LEGACY_OBVIOUS_WRITERS
         writes.extend(targets)
         if targets and not obvious:

@@ -15,8 +15,6 @@ import re
 from collections.abc import Callable
 from typing import Protocol
 
-from shellgate.shell import buildtools
-
 Argv = tuple[str, ...]
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -160,4 +158,3 @@ TOOLS: dict[str, Callable[[Argv, Out], None]] = {
     "local": _declare,
     "printf": _printf,
 }
-TOOLS.update(buildtools.TOOLS)

@@ -177,7 +177,9 @@ def _is_assignment(word: str) -> bool:
 def _looks_long(word: str, dialect: Dialect) -> bool:
     if word.startswith("--"):
         return True
-    if dialect.any_dashes or (dialect.single_dash_long and not dialect.bundles):
+    if dialect.any_dashes:
+        return len(word) > 2  # nopt: `-s` is a one-letter shorthand, `-script-shell` long
+    if dialect.single_dash_long and not dialect.bundles:
         return True
     return len(word) > 2 and word[0] == "-" and dialect.single_dash_long
 

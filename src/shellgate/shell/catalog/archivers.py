@@ -1,7 +1,129 @@
-"""Catalog family: archivers."""
+"""Catalog family: archivers and copiers (tar, rsync).
+
+tar creates the file it is given (``-f``) and extracts into ``-C DIR`` or the
+current directory: both are operand-like writes (an archive's members can land
+anywhere below, so extraction stays a finding even inside the workdir). Its
+program options run code: ``-I``/``--use-compress-program`` (split into
+words), ``--to-command`` and ``--checkpoint-action=exec=`` (shell strings),
+``-F``/``--info-script`` and ``--rsh-command`` (programs). rsync writes its last
+operand when that is local; ``-e``/``--rsh`` is a program (split into words),
+``--rsync-path`` a shell string (run on the remote side; read here anyway).
+"""
 
 from __future__ import annotations
 
-from shellgate.shell.catalog.entry import Entry
+import re
 
-ENTRIES: tuple[Entry, ...] = ()
+from shellgate.shell.argv.engine import Parsed
+from shellgate.shell.catalog.entry import Argv, Entry, Reading, aliases, flag, optional, val
+
+#: tar's short options that take an argument (old-style bundles hand them the
+#: next words in turn: ``tar cfC out.tgz dir`` is ``-c -f out.tgz -C dir``).
+_TAR_VALUE_LETTERS = "bCfFgHIKLNTVX"
+_REMOTE = re.compile(r"^[^/]*:")  # host:path (rsync, scp) is not a local write
+
+
+def _tar_respell(argv: Argv) -> Argv:
+    """``tar czf F DIR``: a first word without a dash is a bundle of letters."""
+    if len(argv) < 2 or argv[1].startswith("-") or not argv[1].isalnum():
+        return argv
+    words = list(argv[2:])
+    out = [argv[0]]
+    for letter in argv[1]:
+        out.append("-" + letter)
+        if letter in _TAR_VALUE_LETTERS and words:
+            out.append(words.pop(0))
+    return (*out, *words)
+
+
+def _tar_writes(parsed: Parsed) -> list[str]:
+    if parsed.has("-c", "-r", "-u"):
+        return parsed.values("-f")
+    if parsed.has("-x"):
+        return parsed.values("-C") or ["."]
+    return []
+
+
+def _tar(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``--checkpoint-action=exec=CMD`` runs CMD through the shell at each
+    checkpoint; ``--remove-files`` deletes what it archived."""
+    for action in parsed.values("--checkpoint-action"):
+        kind, eq, command = action.partition("=")
+        if kind == "exec" and eq:
+            out.payloads.append(("tar --checkpoint-action command", command))
+    if parsed.has("--remove-files"):
+        out.deleted.extend(parsed.words)
+    del argv
+
+
+def _rsync_writes(parsed: Parsed) -> list[str]:
+    operands = parsed.words
+    return [a for a in operands[-1:] if len(operands) >= 2 and not _REMOTE.match(a)]
+
+
+def _rsync(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``--remove-source-files`` deletes the (local) sources it sent."""
+    if parsed.has("--remove-source-files"):
+        out.deleted.extend(a for a in parsed.words[:-1] if not _REMOTE.match(a))
+    del argv
+
+
+ENTRIES: tuple[Entry, ...] = (
+    Entry(
+        ("tar", "gtar"),
+        options=(
+            flag("-c --create"), flag("-x --extract --get"), flag("-t --list"),
+            flag("-r --append"), flag("-u --update"), flag("-A --catenate --concatenate"),
+            flag("-d --diff --compare"), flag("--delete"), flag("--remove-files"),
+            flag("-z --gzip --gunzip --ungzip"), flag("-j --bzip2"), flag("-J --xz"),
+            flag("-a --auto-compress"), flag("--zstd"),
+            val("-f --file"), val("-C --directory"), val("-T --files-from"),
+            val("-X --exclude-from"),
+            val("-I --use-compress-program", runs="words"),
+            val("-F --info-script --new-volume-script", runs="program"),
+            val("--rsh-command", runs="program"),
+            val("--rmt-command", runs="program"),
+            val("--to-command", runs="shell"),
+            val("--index-file", writes=True),
+            val("-g --listed-incremental", writes=True),
+            val("--volno-file", writes=True),
+            *aliases("-b --blocking-factor, -H --format, -K --starting-file, -L --tape-length, "
+                     "-N --newer --after-date, -V --label, --exclude, --owner, --group, "
+                     "--mode, --mtime, --transform, --xform, --strip-components, --suffix, "
+                     "--newer-mtime, --record-size, --sort, --warning, --quoting-style, "
+                     "--checkpoint-action, --exclude-tag, --exclude-tag-under, "
+                     "--exclude-tag-all, --level, --hole-detection, --owner-map, --group-map, "
+                     "--xattrs-include, --xattrs-exclude, --atime-preserve, --pax-option"),
+            optional("--checkpoint"), optional("--backup"), optional("--occurrence"),
+            optional("--one-top-level"),
+            flag("-v --verbose", inert=True), flag("--totals", inert=True),
+        ),
+        writes=_tar_writes,
+        hooks=(_tar,),
+        respell=_tar_respell,
+    ),
+    Entry(
+        ("rsync",),
+        options=(
+            val("-e --rsh", runs="words"),
+            val("--rsync-path", runs="shell"),
+            val("--log-file", writes=True),
+            val("--write-batch --only-write-batch", writes=True),
+            flag("--partial"), flag("-b --backup"), flag("--remove-source-files"),
+            flag("-v --verbose", inert=True), flag("--progress", inert=True),
+            *aliases("-f --filter, --exclude, --include, --exclude-from, --include-from, "
+                     "--files-from, -T --temp-dir, --partial-dir, --compare-dest, --copy-dest, "
+                     "--link-dest, --backup-dir, --suffix, --chmod, --log-file-format, "
+                     "--password-file, --out-format, --timeout, --contimeout, --port, "
+                     "--bwlimit, --chown, --usermap, --groupmap, -B --block-size, -M "
+                     "--remote-option, --max-size, --min-size, --max-delete, --modify-window, "
+                     "--iconv, --checksum-choice, --compress-choice, --compress-level, "
+                     "--skip-compress, --address, --sockopts, --outbuf, --read-batch, "
+                     "--protocol, --info, --debug, --stop-after, --stop-at, --copy-as, "
+                     "--early-input"),
+        ),
+        writes=_rsync_writes,
+        obvious_writer=True,
+        hooks=(_rsync,),
+    ),
+)  # fmt: skip

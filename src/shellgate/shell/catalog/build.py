@@ -1,7 +1,269 @@
-"""Catalog family: build."""
+"""Catalog family: build and developer tools policies allow by name.
+
+An admin who allows ``make *``, ``cargo build *``, ``go test *``, ``tox *``,
+``pytest *`` or ``kubectl get *`` allows the project's own build (or a read of
+the cluster). Some options put *new* code in the command line instead: a
+makefile in ``--eval`` or on stdin, a cargo ``--config`` runner, ``go test
+-exec PROG`` (a program: its own segment), a tox ``--override`` of its
+commands, a pytest plugin (``-p NAME``) or another ini file, a kubeconfig
+whose exec credential plugin runs a program, ``mypy --install-types``. Files
+they write through options (reports, profiles, ``-o``, target directories)
+are write targets; pytest's ``--basetemp`` is emptied first (a deletion).
+
+Option checks read past ``--`` (``Entry.through_double_dash``): it may be the
+argument of the option before it (``make -o -- --eval=…``, ``kubectl get -L --
+--kubeconfig=…``), and reading on only costs a question when it really ended
+the options.
+"""
 
 from __future__ import annotations
 
-from shellgate.shell.catalog.entry import Entry
+import os
+import re
 
-ENTRIES: tuple[Entry, ...] = ()
+from shellgate.shell.argv.engine import CLAP, NOPT, POSIX, Dialect, Parsed
+from shellgate.shell.catalog.entry import Argv, Entry, Reading, aliases, flag, optional, val, values
+from shellgate.shell.catalog.read import add_program, split_words
+
+#: The go command reads flags up to the packages, but ``go test`` reads test
+#: flags after them too (``go test ./... -run X``): read them everywhere.
+GO_ANYWHERE = Dialect("go-anywhere", abbreviations=False, bundles=False, single_dash_long=True)
+
+#: Makefile sources that are the command line itself, not a file in the project.
+_STDIN_NAMES = re.compile(r"-|/dev/(stdin|fd/\d+)|/proc/(self|thread-self|\d+)/fd/\d+")
+#: make variables that decide how every recipe line is run, or which makefiles
+#: are read (MAKEFILES: extra makefiles, read even when set on the command line).
+_MAKE_RUNNERS = frozenset({"SHELL", ".SHELLFLAGS", "MAKESHELL", "MAKE", "MAKEFLAGS", "MFLAGS",
+                           "GNUMAKEFLAGS", "MAKEFILES", "MAKEOVERRIDES"})  # fmt: skip
+#: A command-line variable value that cannot become shell syntax in a recipe
+#: (`CC='sh -c "…" x'` can: a blank, a quote, `$` or a backslash is enough).
+_PLAIN_VALUE = re.compile(r"[A-Za-z0-9_.,/:+@%=~-]*")
+
+
+def from_stdin(path: str) -> bool:
+    """``-``, ``/dev/stdin``, ``/dev/fd/N``, ``/proc/self/fd/N``, in any lexical spelling."""
+    if path.startswith("/"):
+        path = "/" + os.path.normpath(path).lstrip("/")
+    return _STDIN_NAMES.fullmatch(path) is not None
+
+
+def _make(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """Command-line variables that change how recipes run (or run at once: ``X!=cmd``)."""
+    for word in parsed.words:
+        name, eq, value = word.partition("=")
+        runs = name.endswith("!") or name.strip(" :+?!") in _MAKE_RUNNERS
+        if eq and (runs or not _PLAIN_VALUE.fullmatch(value)):
+            out.finding(f"'{argv[0]} {word[:40]}' sets a variable that can change what recipes run")
+
+
+# -- go ---------------------------------------------------------------------------
+
+_EXTLD = re.compile(r"--?extld(?:=(.*))?")
+
+
+def _go_ldflags(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``-ldflags='[pattern=]-extld=PROG'`` (or ``-extld PROG``): the linker runs PROG."""
+    for flags in parsed.values("-ldflags"):
+        head, eq, rest = flags.partition("=")
+        if eq and not head.startswith("-") and " " not in head:
+            flags = rest  # a package pattern before the flags
+        words = split_words(flags)
+        for i, word in enumerate(words):
+            match = _EXTLD.fullmatch(word)
+            if match is None:
+                continue
+            program = match.group(1) if match.group(1) is not None else (
+                words[i + 1] if i + 1 < len(words) else "")
+            if program:
+                add_program(out, f"{argv[0]} -ldflags -extld program", split_words(program))
+
+
+_GO_FLAGS = (
+    val("-exec", runs="words"),
+    val("-toolexec", runs="words"),
+    val("-vettool", runs="program"),
+    *(val(f"-{name}", writes=True) for name in (
+        "o", "coverprofile", "cpuprofile", "memprofile", "blockprofile", "mutexprofile",
+        "trace", "outputdir", "pkgdir")),
+    *values("-C -p -asmflags -buildmode -buildvcs -compiler -gccgoflags -gcflags "
+            "-installsuffix -ldflags -mod -modfile -overlay -pgo -tags -covermode -coverpkg "
+            "-run -skip -bench -benchtime -count -cpu -list -parallel -timeout -shuffle "
+            "-fuzz -fuzztime -fuzzminimizetime -memprofilerate -blockprofilerate "
+            "-mutexprofilefraction -fuzzcachedir"),
+)  # fmt: skip
+_GO_COMMAND = Entry(("go-command",), GO_ANYWHERE, _GO_FLAGS, hooks=(_go_ldflags,),
+                    through_double_dash=True)
+_GO_SUBCOMMANDS = ("build", "test", "vet", "run", "install", "list", "get", "clean", "generate",
+                   "mod", "work", "tool", "env", "fmt", "doc", "fix", "version", "bug")
+
+
+# -- python tools -----------------------------------------------------------------
+
+def _ini_path(setting: str) -> str:
+    """The path an ini override ``KEY=VALUE`` names ("" if its key names none)."""
+    key, eq, value = setting.partition("=")
+    return value if eq and any(part in key for part in ("file", "dir", "path")) else ""
+
+
+def _pytest(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``--debug[=FILE]`` (default pytestdebug.log), ``--cov-report=TYPE:PATH``,
+    and ``-o KEY=VALUE`` overrides whose key names a file or directory."""
+    del argv
+    if parsed.has("--debug"):
+        out.outputs.extend([v for v in parsed.values("--debug") if v] or ["pytestdebug.log"])
+    for report in parsed.values("--cov-report"):
+        _, colon, path = report.partition(":")
+        if colon and path:
+            out.outputs.append(path)
+    out.outputs.extend(p for p in map(_ini_path, parsed.values("-o")) if p)
+
+
+def _mypy(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """argparse reads more arguments from any ``@FILE`` word: options not seen here."""
+    del parsed
+    for word in argv[1:]:
+        if word.startswith("@"):
+            out.finding(f"'{argv[0]} {word[:30]}' reads more arguments from a file")
+            return
+
+
+_MYPY_REPORTS = ("--junit-xml", "--cache-dir", "--html-report", "--txt-report",
+                 "--xml-report", "--linecount-report", "--linecoverage-report",
+                 "--lineprecision-report", "--any-exprs-report", "--cobertura-xml-report",
+                 "--memory-xml-report", "--xslt-html-report", "--xslt-txt-report",
+                 "--status-file", "--log-file")  # fmt: skip
+_NPM_SCRIPTS = "changes what npm scripts run"
+
+ENTRIES: tuple[Entry, ...] = (
+    Entry(
+        ("make", "gmake"),
+        options=(
+            val("-E --eval", finding="runs a makefile given on the command line"),
+            val("-f --file --makefile", finding="reads its makefile from stdin", when=from_stdin),
+            val("-C --directory"), val("-I --include-dir"), val("-o --old-file --assume-old"),
+            val("-W --what-if --new-file --assume-new"), val("--jobserver-style"),
+            optional("-j --jobs"), optional("-l --load-average --max-load"),
+            optional("-O --output-sync"), optional("--debug"), optional("--shuffle"),
+            flag("-s --silent --quiet", inert=True),
+        ),
+        hooks=(_make,),
+        through_double_dash=True,
+    ),
+    Entry(
+        ("cargo",),
+        CLAP,
+        options=(
+            val("--config", finding="can set a runner, linker or rustc wrapper that runs programs"),
+            val("-Z", finding="turns on unstable behaviour that changes what cargo builds or runs"),
+            val("--manifest-path", finding="reads its manifest from stdin", when=from_stdin),
+            *(val(name, writes=True)
+              for name in ("--target-dir", "--artifact-dir", "--out-dir", "--lockfile-path")),
+            *aliases("-p --package, --bin, --example, --test, --bench, -F --features, "
+                     "--target, -j --jobs, --profile, --color, --message-format, --exclude, -C, "
+                     "--registry, --index, --git, --branch, --tag, --rev, --path, --root, "
+                     "--version"),
+            flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
+        ),
+        through_double_dash=True,
+    ),
+    Entry(("go",), POSIX, subcommands=dict.fromkeys(_GO_SUBCOMMANDS, _GO_COMMAND)),
+    Entry(
+        ("kubectl",),
+        CLAP,
+        options=(
+            val("--kubeconfig",
+                finding="names a kubeconfig whose exec credential plugin runs a program"),
+            *(val(name, finding="changes where its credentials go") for name in (
+                "-s --server", "--token", "--as", "--as-group", "--as-uid")),
+            flag("--insecure-skip-tls-verify", finding="changes where its credentials go"),
+            *aliases("--context, --cluster, --user, -n --namespace, --certificate-authority, "
+                     "--client-certificate, --client-key, --request-timeout, "
+                     "--tls-server-name, --cache-dir, -v, -o --output, -l --selector, -L "
+                     "--label-columns, -f --filename, --field-selector, --sort-by, --template, "
+                     "-c --container, --since, --tail, --chunk-size"),
+        ),
+        through_double_dash=True,
+    ),
+    Entry(
+        ("tox",),
+        options=(
+            val("-x --override", finding="overrides its configuration (what it runs)"),
+            val("-c --conf", finding="reads another configuration (what it runs)"),
+            *(val(name, writes=True)
+              for name in ("--result-json", "--workdir", "--root", "--installpkg")),
+            *aliases("-e, -m, -f, --hashseed, --runner, --colored, --exit-and-dump-after, -i "
+                     "--index-url, --discover"),
+            optional("-p --parallel"),
+            flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
+        ),
+        through_double_dash=True,
+    ),
+    Entry(
+        ("mypy", "dmypy"),
+        options=(
+            flag("--install-types", finding="installs (and so runs) packages"),
+            val("--python-executable", runs="program"),
+            val("--config-file", finding="reads another configuration (its plugins run)"),
+            *(val(name, writes=True) for name in _MYPY_REPORTS),
+            *aliases("-m --module, -p --package, -c --command, --python-version, --platform, "
+                     "--exclude, --follow-imports, --always-true, --always-false, "
+                     "--disable-error-code, --enable-error-code, --custom-typeshed-dir, "
+                     "--custom-typing-module, --junit-format, --soft-error-limit, "
+                     "--find-occurrences, --timeout"),
+            val("--shadow-file", takes=2),
+        ),
+        hooks=(_mypy,),
+        through_double_dash=True,
+    ),
+    Entry(
+        ("pytest", "py.test"),
+        options=(
+            val("-p", finding="loads a plugin", when=lambda name: not name.startswith("no:")),
+            val("-c --config-file --inifile", finding="reads another ini file (plugins, options)"),
+            val("--basetemp", deletes=True),
+            val("--junitxml --junit-xml", writes=True),
+            *(val(name, writes=True) for name in (
+                "--result-log", "--resultlog", "--log-file", "--html", "--json-report-file",
+                "--report-log")),
+            optional("--debug"), val("--cov-report"), val("-o --override-ini"),
+            *aliases("-k, -m, -r, --tb, --deselect, --ignore, --ignore-glob, --maxfail, "
+                     "--durations, --durations-min, -W --pythonwarnings, --import-mode, "
+                     "--capture, --log-level, --log-format, --log-date-format, "
+                     "--log-cli-level, --log-cli-format, --log-file-level, --log-file-format, "
+                     "--cov, --cov-config, --cov-fail-under, -n --numprocesses, --dist, "
+                     "--rootdir, --confcutdir, --junit-prefix, --timeout, --reruns, "
+                     "--random-order-seed, --color"),
+            flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
+        ),
+        hooks=(_pytest,),
+        through_double_dash=True,
+    ),
+    Entry(
+        ("ruff",),
+        CLAP,
+        options=(
+            val("-o --output-file", writes=True), val("--cache-dir", writes=True),
+            flag("-e --exit-zero"),
+            *values("--select --ignore --extend-select --extend-ignore --config "
+                    "--target-version --line-length --output-format --exclude "
+                    "--extend-exclude --per-file-ignores --extend-per-file-ignores --fixable "
+                    "--unfixable --extend-fixable --stdin-filename --dummy-variable-rgx "
+                    "--range"),
+        ),
+        through_double_dash=True,
+    ),
+    Entry(
+        ("npm",),
+        NOPT,
+        options=(
+            val("--script-shell", runs="program", finding=_NPM_SCRIPTS),
+            *(val(name, finding=_NPM_SCRIPTS)
+              for name in ("--node-options", "--userconfig", "--globalconfig")),
+            val("--call", runs="shell"),
+            *(val(name, writes=True) for name in ("--cache", "--logs-dir", "--prefix")),
+            *values("--registry --workspace --tag --loglevel --otp --scope --omit "
+                    "--include --access --before"),
+        ),
+        through_double_dash=True,
+    ),
+)  # fmt: skip

@@ -106,6 +106,9 @@ class Entry:
     #: Spells the canonical words after the name itself (``None`` back: the engine's
     #: own), for words that are no option grammar: kill's ``-SIGNAL`` and pids.
     canonical_words: CanonicalWords | None = None
+    #: Respells an old-style argv as the options it stands for before it is read
+    #: (``tar czf F`` is ``tar -c -z -f F``); returns the argv unchanged otherwise.
+    respell: Callable[[Argv], Argv] | None = None
 
     @cached_property
     def spec(self) -> Spec:
@@ -153,3 +156,9 @@ def values(names: str, *, takes: int = 1) -> tuple[Opt, ...]:
 def letters(short: str, *, takes: int = 1) -> tuple[Opt, ...]:
     """Short value options given as letters (``"ugC"``: -u -g -C take a value)."""
     return tuple(Opt(("-" + letter,), takes) for letter in short)
+
+
+def aliases(groups: str, *, takes: int = 1) -> tuple[Opt, ...]:
+    """Plain value options, each with its aliases: ``"-n --namespace, --context"``
+    (comma-separated options, the canonical spelling first in each)."""
+    return tuple(Opt(_names(group), takes) for group in groups.split(",") if group.strip())

@@ -6,13 +6,13 @@ entry's dialect (``argv/engine.py``) and turns what the entry declares into a
 its own segment), shell strings it runs (parsed as commands), findings, write
 targets, deletions, and the canonical form deny and ask rules also match.
 
-Evaluation order: the entry's own finding → each option met (runs, finding,
-writes, deletes) → options once more read without long-option prefixes, for
-writes and programs only (a real flag may look like a prefix of a declared
-option) → operand writes → a wrapper's command → the subcommand, read the same
-way from its own word on → hooks → the canonical form (spelled by the entry's
-``canonical_words`` when it has them). Nothing here says a command's name: a new
-tool is a new entry.
+Evaluation order: the entry's respelling (old-style bundles) → its own
+finding → each option met (runs, finding, writes, deletes) → options once more
+read without long-option prefixes, for writes, programs and operand writes
+only (a real flag may look like a prefix of a declared option) → operand
+writes → a wrapper's command → the subcommand, read the same way from its own
+word on → hooks → the canonical form (spelled by the entry's ``canonical_words``
+when it has them). Nothing here says a command's name: a new tool is a new entry.
 """
 
 from __future__ import annotations
@@ -72,6 +72,8 @@ def read(argv: Argv) -> Reading | None:
 
 def apply(argv: Argv, entry: Entry, out: Reading, canonical: list[str]) -> Parsed:
     """Read ``argv`` (``argv[0]`` the command or subcommand word) under ``entry``."""
+    if entry.respell is not None:
+        argv = entry.respell(argv)
     name = argv[0]
     parsed = scan(argv, entry.spec, through_double_dash=entry.through_double_dash)
     if entry.finding:
@@ -82,6 +84,9 @@ def apply(argv: Argv, entry: Entry, out: Reading, canonical: list[str]) -> Parse
         literal = scan(argv, entry.spec, abbreviations=False)
         for hit in literal.hits:
             _option(name, hit, out, roles_only=True)
+        # A real flag read as the prefix of a value option swallowed an operand
+        # (rsync --partial of --partial-dir): the literal reading's writes count too.
+        _operand_writes(entry, literal, out)
     _operand_writes(entry, parsed, out)
     out.obvious_writer |= entry.obvious_writer
     if entry.runs is not None:

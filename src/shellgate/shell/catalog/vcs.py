@@ -1,7 +1,303 @@
-"""Catalog family: vcs."""
+"""Catalog family: version control (git).
+
+git reads its own global options (exact spellings, stopping at the subcommand),
+then the subcommand parses its own. Most builtins use parse-options (options
+permute, unique prefixes of long options are taken: ``git push --forc``); the
+revision walkers (log, show, diff, format-patch…) refuse prefixes, so git
+rejects ``git log --outp=x`` (read as a write anyway: over-approximation).
+
+What runs: transport commands (``--upload-pack``, ``--receive-pack``, archive
+``--exec``) and filters are shell strings git hands to ``sh -c``; ``bisect run``
+runs a program. What loads code or changes what later git commands run
+(``-c``, ``--config-env``, ``--exec-path=``, templates, ``git config`` of a key
+that names a program) is a finding. Files written through options
+(``--output``, ``--work-tree``, ``checkout-index --prefix``…) are write
+targets; relative ones under ``git -C DIR`` are joined with DIR.
+"""
 
 from __future__ import annotations
 
-from shellgate.shell.catalog.entry import Entry
+import re
+from collections.abc import Iterator, Mapping
 
-ENTRIES: tuple[Entry, ...] = ()
+from shellgate.shell.argv.engine import CLAP, OPTIONAL, POSIX, Opt, Parsed
+from shellgate.shell.catalog.entry import Argv, Entry, Reading, aliases, flag, optional, val, values
+from shellgate.shell.catalog.read import add_program
+
+_CONFIG = "sets configuration that can make git run programs"
+
+
+class _Subcommands(Mapping[str, Entry]):
+    """git's subcommands: the declared ones, and any other word (an alias, a
+    subcommand not declared) read verbatim, its options kept as written: only
+    git's inert global options leave its canonical form."""
+
+    def __init__(self, known: Mapping[str, Entry]) -> None:
+        self._known = dict(known)
+
+    def __getitem__(self, word: str) -> Entry:
+        return self._known.get(word, _VERBATIM)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._known)
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+
+_VERBATIM = Entry(("git-subcommand",), canonical_drops_options=True, no_canonical=True)
+
+
+# -- git config: which settings make git run a program ------------------------------
+
+#: Keys (lower case; ``.+`` a subsection) whose value git runs, or that load
+#: more configuration, hooks or helpers that do.
+_CODE_KEYS = re.compile(
+    r"core\.(fsmonitor|hookspath|pager|editor|sshcommand|askpass|gitproxy|alternaterefscommand)"
+    r"|sequence\.editor|diff\.external|interactive\.difffilter|init\.templatedir"
+    r"|diff\..+\.(command|textconv)|merge\..+\.driver|filter\..+\.(clean|smudge|process)"
+    r"|alias\..+|credential(\..+)?\.helper|gpg(\..+)?\.program|gpg\.ssh\.defaultkeycommand"
+    r"|pager\..+|uploadpack\.packobjectshook|include\.path|includeif\..+"
+    r"|protocol(\..+)?\.allow|remote\..+\.(uploadpack|receivepack|proxy|vcs)"
+    r"|submodule\..+\.update|instaweb\..+|hook\..+|trailer\..+\.(command|cmd)"
+    r"|(diff|merge)tool\..+\.(cmd|path)|browser\..+\.(cmd|path)|web\.browser"
+    r"|man\.viewer|man\..+\.(cmd|path)|sendemail\.(.+\.)?(tocmd|cccmd|smtpserver)"
+)
+_CONFIG_READS = ("--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color",
+                 "--get-colorbool")  # fmt: skip
+_CONFIG_SETS = ("--add", "--replace-all")  # name value: a key is set
+_CONFIG_CHANGES = ("--unset", "--unset-all", "--rename-section", "--remove-section")
+#: The verbs of git 2.46's ``git config VERB``, and whether each writes.
+_CONFIG_VERBS = {"get": False, "list": False, "set": True, "unset": True,
+                 "rename-section": True, "remove-section": True, "edit": True}  # fmt: skip
+
+
+def _config(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """Setting a key git runs is a finding; so is any write to the global or
+    system file, which every later git command reads. Reading stays clean."""
+    words = parsed.words
+    verb = words[0] if words and words[0] in _CONFIG_VERBS else ""
+    if verb:
+        writes, words = _CONFIG_VERBS[verb], words[1:]
+    elif parsed.has(*_CONFIG_SETS, *_CONFIG_CHANGES, "-e"):
+        writes = True
+    else:
+        writes = not parsed.has(*_CONFIG_READS, "-l") and len(words) >= 2
+    if not writes:
+        return
+    setting = verb == "set" or (not verb and not parsed.has(*_CONFIG_CHANGES, "-e"))
+    key = words[0].lower() if words and setting else ""
+    if _CODE_KEYS.fullmatch(key):
+        out.finding(f"'git {argv[0]} {words[0]}' sets a key whose value git runs")
+    if parsed.has("--global", "--system"):
+        out.finding(f"'git {argv[0]}' changes configuration every later git command reads")
+    if verb == "edit" or parsed.has("-e"):
+        out.finding(f"'git {argv[0]} --edit' can change any key")
+    out.outputs.extend(parsed.values("-f"))
+
+
+def _submodule(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``submodule foreach CMD…``: git runs the words as one shell string."""
+    words = parsed.words
+    if "foreach" not in words:
+        return
+    rest = argv[parsed.operands[words.index("foreach")][0] + 1 :]
+    while rest and rest[0] in ("--recursive", "-q", "--quiet", "--"):
+        rest = rest[1:]
+    if rest:
+        out.payloads.append(("submodule foreach command", " ".join(rest)))
+
+
+def _bisect(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``bisect run CMD ARGS…`` runs CMD (its own segment) at every step."""
+    words = parsed.words
+    if words[:1] == ["run"]:
+        add_program(out, "git bisect run program", words[1:])
+    del argv
+
+
+def _bundle(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    words = parsed.words
+    if words[:1] == ["create"] and len(words) > 1:
+        out.outputs.append(words[1])
+    del argv
+
+
+# -- subcommands ------------------------------------------------------------------
+
+_UPLOAD_PACK = val("--upload-pack", runs="shell")
+_PAGER = Opt(("-O", "--open-files-in-pager"), OPTIONAL, runs="program")
+_OUTPUT = val("--output", writes=True)
+#: Value options every diff and log walker takes (declared so values stay values).
+_REVISIONS = (
+    _OUTPUT,
+    *values("--output-indicator-new --output-indicator-old --output-indicator-context "
+            "--author --committer --grep --format --encoding --skip --min-parents "
+            "--max-parents --diff-filter --src-prefix --dst-prefix --line-prefix "
+            "--word-diff-regex --ignore-matching-lines --anchored --rotate-to --skip-to "
+            "--find-object --stat-width --stat-count"),
+    *aliases("--since --after, --until --before"),
+    # Revision patterns are glued only (``--branches=feat/*``).
+    *(optional(name) for name in ("--exclude", "--glob", "--branches", "--tags", "--remotes")),
+    val("-n --max-count"), val("-S"), val("-G"), val("-L"), val("-O"), val("-I"),
+)  # fmt: skip
+
+_SUBCOMMANDS = {
+    "log": Entry(("log",), CLAP, _REVISIONS),
+    "show": Entry(("show",), CLAP, _REVISIONS),
+    "diff": Entry(("diff",), CLAP, _REVISIONS),
+    "whatchanged": Entry(("whatchanged",), CLAP, _REVISIONS),
+    "format-patch": Entry(("format-patch",), CLAP, (
+        val("-o --output-directory", writes=True),
+        *values("--subject-prefix --suffix --in-reply-to --to --cc --from --signature "
+                "--signature-file --base --interdiff --range-diff --reroll-count "
+                "--cover-from-description"),
+        *_REVISIONS[1:],
+    )),
+    "push": Entry(("push",), options=(
+        flag("-f --force"),
+        optional("--force-with-lease"),
+        flag("--force-if-includes"),
+        val("--receive-pack --exec", runs="shell"),
+        val("-o --push-option"),
+        val("--repo"),
+        optional("--recurse-submodules"),
+        optional("--signed"),
+        flag("-q --quiet", inert=True),
+        flag("-v --verbose", inert=True),
+        flag("--progress", inert=True),
+    )),
+    "send-pack": Entry(("send-pack",), options=(val("--receive-pack --exec", runs="shell"),)),
+    "fetch": Entry(("fetch",), options=(
+        _UPLOAD_PACK,
+        *aliases("--depth, --deepen, --shallow-since, --shallow-exclude, --refmap, -j --jobs, "
+                 "-o --server-option, --negotiation-tip, --filter"),
+        flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
+    )),
+    "fetch-pack": Entry(("fetch-pack",), options=(val("--upload-pack --exec", runs="shell"),)),
+    "pull": Entry(("pull",), options=(
+        _UPLOAD_PACK,
+        *aliases("--depth, --deepen, --shallow-since, --shallow-exclude, -s --strategy, "
+                 "-X --strategy-option, -j --jobs, -o --server-option"),
+        flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
+    )),
+    "ls-remote": Entry(("ls-remote",), options=(
+        val("-u --upload-pack --exec", runs="shell"), val("--sort"), val("-o --server-option"),
+    )),
+    "clone": Entry(("clone",), options=(
+        val("-u --upload-pack", runs="shell"),
+        val("--template", finding="copies hooks from a template directory"),
+        val("-c --config", finding=_CONFIG),
+        val("--separate-git-dir", writes=True),
+        *aliases("-o --origin, -b --branch, --reference, --reference-if-able, --depth, "
+                 "--shallow-since, --shallow-exclude, -j --jobs, --filter, --bundle-uri, "
+                 "--server-option, --ref-format"),
+        flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
+    )),
+    "init": Entry(("init",), options=(
+        val("--template", finding="copies hooks from a template directory"),
+        val("--separate-git-dir", writes=True),
+        *aliases("-b --initial-branch, --object-format, --ref-format"), optional("--shared"),
+        flag("-q --quiet", inert=True),
+    )),
+    "archive": Entry(("archive",), options=(
+        val("-o --output", writes=True),
+        val("--exec", runs="shell"),
+        *values("--remote --prefix --format --add-file --add-virtual-file --mtime"),
+    )),
+    "bundle": Entry(("bundle",), hooks=(_bundle,)),
+    "checkout-index": Entry(("checkout-index",), options=(
+        val("--prefix", writes=True), val("--stage"),
+    )),
+    "config": Entry(("config",), options=(
+        val("-f --file", finding="reads or writes a configuration file of its choosing"),
+        flag("--global"), flag("--system"), flag("--local"), flag("--worktree"),
+        *(flag(name) for name in (*_CONFIG_READS, *_CONFIG_SETS, *_CONFIG_CHANGES)),
+        flag("-l --list"), flag("-e --edit"),
+        *values("--blob --type --default --comment --value"),
+    ), hooks=(_config,)),
+    "rebase": Entry(("rebase",), options=(
+        val("-x --exec", runs="shell"),
+        *aliases("--onto, -s --strategy, -X --strategy-option, -C, --whitespace"),
+        optional("-S --gpg-sign"), optional("--empty"), optional("--rebase-merges"),
+    )),
+    "submodule": Entry(("submodule",), POSIX, hooks=(_submodule,), canonical_drops_options=True,
+                       no_canonical=True),
+    "bisect": Entry(("bisect",), POSIX, hooks=(_bisect,), canonical_drops_options=True,
+                    no_canonical=True),
+    "difftool": Entry(("difftool",), options=(
+        val("-x --extcmd", runs="shell"), val("-t --tool"), *_REVISIONS[1:],
+    )),
+    "filter-branch": Entry(("filter-branch",), POSIX, (
+        *(val(f"--{kind}-filter", runs="shell")
+          for kind in ("env", "tree", "index", "parent", "msg", "commit", "tag-name")),
+        val("-d", deletes=True), val("--subdirectory-filter"), val("--original"),
+        val("--setup", runs="shell"),
+    )),
+    "grep": Entry(("grep",), options=(
+        _PAGER,
+        *aliases("-e, -f, -m --max-count, -A --after-context, -B --before-context, "
+                 "-C --context, --max-depth, --threads"),
+    )),
+    "instaweb": Entry(("instaweb",), options=(
+        val("-d --httpd", runs="words"), val("-b --browser", runs="program"),
+        val("-m --module-path"), val("-p --port"),
+    )),
+    "send-email": Entry(("send-email",), options=(
+        *(val(f"--{kind}-cmd", runs="shell") for kind in ("to", "cc", "header")),
+        val("--smtp-server"),
+    )),
+    "daemon": Entry(("daemon",), options=(val("--access-hook", runs="program"),)),
+}  # fmt: skip
+
+
+def _join(base: str, path: str) -> str:
+    return path if not base or path.startswith(("/", "~")) else f"{base.rstrip('/')}/{path}"
+
+
+def _git(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """Writes the walkers would refuse as abbreviations (``--outp=F``) still count;
+    relative write targets land under ``git -C DIR``."""
+    if parsed.operands:
+        sub_at = parsed.operands[0][0]
+        words = argv[sub_at + 1 :]
+        for i, word in enumerate(words):
+            name, eq, value = word.partition("=")
+            if name.startswith("--output-indicator") or len(name) < 5:
+                continue
+            if any(full.startswith(name) for full in ("--output", "--output-directory")):
+                target = value if eq else (words[i + 1] if i + 1 < len(words) else "")
+                if target and target not in out.outputs:
+                    out.outputs.append(target)
+    base = ""
+    for directory in parsed.values("-C"):
+        base = _join(base, directory)
+    if base:
+        out.outputs[:] = [_join(base, target) for target in out.outputs]
+        out.deleted[:] = [_join(base, target) for target in out.deleted]
+
+
+ENTRIES: tuple[Entry, ...] = (
+    Entry(
+        ("git",),
+        POSIX,
+        options=(
+            val("-C", inert=True),
+            val("-c", finding=_CONFIG),
+            val("--config-env", finding=_CONFIG),
+            Opt(("--exec-path",), OPTIONAL, finding="runs git commands from another directory",
+                when=lambda _value: True),
+            val("--git-dir", writes=True),
+            val("--work-tree", writes=True),
+            *values("--namespace --super-prefix --attr-source --list-cmds"),
+            flag("-P --no-pager", inert=True),
+            flag("-p --paginate", inert=True),
+            *(flag(name, inert=True) for name in (
+                "--no-replace-objects", "--bare", "--literal-pathspecs", "--glob-pathspecs",
+                "--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks",
+                "--no-lazy-fetch", "--no-advice")),
+        ),
+        subcommands=_Subcommands(_SUBCOMMANDS),
+        hooks=(_git,),
+    ),
+)  # fmt: skip
