@@ -92,7 +92,7 @@ _GO_FLAGS = (
             "-mutexprofilefraction -fuzzcachedir"),
 )  # fmt: skip
 _GO_COMMAND = Entry(("go-command",), GO_ANYWHERE, _GO_FLAGS, hooks=(_go_ldflags,),
-                    through_double_dash=True)
+                    through_double_dash=True, reports=True)
 _GO_SUBCOMMANDS = ("build", "test", "vet", "run", "install", "list", "get", "clean", "generate",
                    "mod", "work", "tool", "env", "fmt", "doc", "fix", "version", "bug")
 
@@ -147,8 +147,7 @@ ENTRIES: tuple[Entry, ...] = (
             flag("-s --silent --quiet", inert=True),
         ),
         hooks=(_make,),
-        through_double_dash=True,
-    ),
+        through_double_dash=True, reports=True),
     Entry(
         ("cargo",),
         CLAP,
@@ -164,9 +163,8 @@ ENTRIES: tuple[Entry, ...] = (
                      "--version"),
             flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
         ),
-        through_double_dash=True,
-    ),
-    Entry(("go",), POSIX, subcommands=dict.fromkeys(_GO_SUBCOMMANDS, _GO_COMMAND)),
+        through_double_dash=True, reports=True),
+    Entry(("go",), POSIX, subcommands=dict.fromkeys(_GO_SUBCOMMANDS, _GO_COMMAND), reports=True),
     Entry(
         ("kubectl",),
         CLAP,
@@ -182,8 +180,7 @@ ENTRIES: tuple[Entry, ...] = (
                      "--label-columns, -f --filename, --field-selector, --sort-by, --template, "
                      "-c --container, --since, --tail, --chunk-size"),
         ),
-        through_double_dash=True,
-    ),
+        through_double_dash=True, reports=True),
     Entry(
         ("tox",),
         options=(
@@ -196,8 +193,7 @@ ENTRIES: tuple[Entry, ...] = (
             optional("-p --parallel"),
             flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
         ),
-        through_double_dash=True,
-    ),
+        through_double_dash=True, reports=True),
     Entry(
         ("mypy", "dmypy"),
         options=(
@@ -213,8 +209,7 @@ ENTRIES: tuple[Entry, ...] = (
             val("--shadow-file", takes=2),
         ),
         hooks=(_mypy,),
-        through_double_dash=True,
-    ),
+        through_double_dash=True, reports=True),
     Entry(
         ("pytest", "py.test"),
         options=(
@@ -236,8 +231,7 @@ ENTRIES: tuple[Entry, ...] = (
             flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
         ),
         hooks=(_pytest,),
-        through_double_dash=True,
-    ),
+        through_double_dash=True, reports=True),
     Entry(
         ("ruff",),
         CLAP,
@@ -250,8 +244,7 @@ ENTRIES: tuple[Entry, ...] = (
                     "--unfixable --extend-fixable --stdin-filename --dummy-variable-rgx "
                     "--range"),
         ),
-        through_double_dash=True,
-    ),
+        through_double_dash=True, reports=True),
     Entry(
         ("npm",),
         NOPT,
@@ -264,6 +257,5 @@ ENTRIES: tuple[Entry, ...] = (
             *values("--registry --workspace --tag --loglevel --otp --scope --omit "
                     "--include --access --before"),
         ),
-        through_double_dash=True,
-    ),
+        through_double_dash=True, reports=True),
 )  # fmt: skip

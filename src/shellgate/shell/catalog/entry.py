@@ -48,7 +48,7 @@ class Reading:
     forms: list[Argv] = field(default_factory=list)
     #: Operands it writes, as written (relative ones resolved later against the cwd).
     writes: list[str] = field(default_factory=list)
-    #: Files it writes through an option (a report, a log): fine inside the workdir.
+    #: Reports it writes through an option (``Entry.reports``): fine inside the workdir.
     outputs: list[str] = field(default_factory=list)
     #: Paths it empties or deletes through an option (pytest --basetemp, find -delete).
     deleted: list[str] = field(default_factory=list)
@@ -93,6 +93,10 @@ class Entry:
     writes: str | OperandWrites = ""
     #: Writing operands is its whole purpose: an admin allowing it knows it writes.
     obvious_writer: bool = False
+    #: Files its options name are reports and build products (``pytest
+    #: --junitxml``, ``git log --output``): inside the workdir they need no
+    #: question. Any other tool's option write asks, as a surprising operand does.
+    reports: bool = False
     subcommands: Mapping[str, Entry] = field(default_factory=dict)
     hooks: tuple[Hook, ...] = ()
     #: Running it at all is a finding (``eval``): the text says why.

@@ -79,11 +79,11 @@ def apply(argv: Argv, entry: Entry, out: Reading, canonical: list[str]) -> Parse
     if entry.finding:
         out.finding(f"'{name}' {entry.finding}")
     for hit in parsed.hits:
-        _option(name, hit, out)
+        _option(name, hit, out, reports=entry.reports)
     if any(word.startswith("--") for word in argv[1:]) and entry.dialect.abbreviations:
         literal = scan(argv, entry.spec, abbreviations=False)
         for hit in literal.hits:
-            _option(name, hit, out, roles_only=True)
+            _option(name, hit, out, reports=entry.reports, roles_only=True)
         # A real flag read as the prefix of a value option swallowed an operand
         # (rsync --partial of --partial-dir): the literal reading's writes count too.
         _operand_writes(entry, literal, out)
@@ -127,7 +127,7 @@ def _subcommand(entry: Entry, parsed: Parsed) -> tuple[int, Entry] | None:
     return (at, child) if child is not None else None
 
 
-def _option(name: str, hit: Hit, out: Reading, *, roles_only: bool = False) -> None:
+def _option(name: str, hit: Hit, out: Reading, *, reports: bool, roles_only: bool = False) -> None:
     opt = hit.opt
     if opt is None:
         return
@@ -140,14 +140,14 @@ def _option(name: str, hit: Hit, out: Reading, *, roles_only: bool = False) -> N
     if value is None:
         return
     if opt.writes and value:
-        out.outputs.append(value)
+        (out.outputs if reports else out.writes).append(value)
     if opt.deletes and value:
         out.deleted.append(value)
     if opt.runs == "shell":
-        out.payloads.append((f"{name} {opt.canonical} command", value))
+        out.payloads.append((f"{name} {opt.canonical} payload", value))
     elif opt.runs in ("words", "program"):
         program = split_words(value) if opt.runs == "words" else (value,)
-        add_program(out, f"{name} {opt.canonical} program", program)
+        add_program(out, f"{name} {opt.canonical} payload", program)
 
 
 def add_program(

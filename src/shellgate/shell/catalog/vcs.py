@@ -93,7 +93,7 @@ def _config(argv: Argv, parsed: Parsed, out: Reading) -> None:
         out.finding(f"'git {argv[0]}' changes configuration every later git command reads")
     if verb == "edit" or parsed.has("-e"):
         out.finding(f"'git {argv[0]} --edit' can change any key")
-    out.outputs.extend(parsed.values("-f"))
+    out.writes.extend(parsed.values("-f"))
 
 
 def _submodule(argv: Argv, parsed: Parsed, out: Reading) -> None:
@@ -143,17 +143,17 @@ _REVISIONS = (
 )  # fmt: skip
 
 _SUBCOMMANDS = {
-    "log": Entry(("log",), CLAP, _REVISIONS),
-    "show": Entry(("show",), CLAP, _REVISIONS),
-    "diff": Entry(("diff",), CLAP, _REVISIONS),
-    "whatchanged": Entry(("whatchanged",), CLAP, _REVISIONS),
+    "log": Entry(("log",), CLAP, _REVISIONS, reports=True),
+    "show": Entry(("show",), CLAP, _REVISIONS, reports=True),
+    "diff": Entry(("diff",), CLAP, _REVISIONS, reports=True),
+    "whatchanged": Entry(("whatchanged",), CLAP, _REVISIONS, reports=True),
     "format-patch": Entry(("format-patch",), CLAP, (
         val("-o --output-directory", writes=True),
         *values("--subject-prefix --suffix --in-reply-to --to --cc --from --signature "
                 "--signature-file --base --interdiff --range-diff --reroll-count "
                 "--cover-from-description"),
         *_REVISIONS[1:],
-    )),
+    ), reports=True),
     "push": Entry(("push",), options=(
         flag("-f --force"),
         optional("--force-with-lease"),
@@ -204,8 +204,8 @@ _SUBCOMMANDS = {
         val("-o --output", writes=True),
         val("--exec", runs="shell"),
         *values("--remote --prefix --format --add-file --add-virtual-file --mtime"),
-    )),
-    "bundle": Entry(("bundle",), hooks=(_bundle,)),
+    ), reports=True),
+    "bundle": Entry(("bundle",), hooks=(_bundle,), reports=True),
     "checkout-index": Entry(("checkout-index",), options=(
         val("--prefix", writes=True), val("--stage"),
     )),
@@ -274,6 +274,7 @@ def _git(argv: Argv, parsed: Parsed, out: Reading) -> None:
         base = _join(base, directory)
     if base:
         out.outputs[:] = [_join(base, target) for target in out.outputs]
+        out.writes[:] = [_join(base, target) for target in out.writes]
         out.deleted[:] = [_join(base, target) for target in out.deleted]
 
 
