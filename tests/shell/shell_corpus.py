@@ -363,7 +363,7 @@ FINDINGS = [
     c("awk-plain", "awk '{print $1}' f", K, A, finding=False),
     c("sed-plain", "sed -n 1p f", K, A, finding=False),
     c("sed-e-flag", "sed 's/a/b/e' f", K, K, finding=True),
-    c("sed-e-command", "sed '1e rm x' f", K, K, finding=True),
+    c("sed-e-command", "sed '1e rm x' f", K, D, forms=[RM_X], finding=True),
     c("sed-w", "sed -n 'w out' f", K, K, finding=True),
     c("python-script", "python3 script.py", K, A, finding=False),
     c("python-module", "python3 -m pytest -q", K, A, finding=False),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from shellgate.shell import analyse
-from shellgate.shell.commands import SHELLS, shell_invocation
+from shellgate.shell.catalog.interpreters import SHELLS, shell_invocation
 from shellgate.shell.spellings import (
     DANGEROUS_NAMES,
     TOP_LEVEL,

@@ -194,8 +194,6 @@ def read_argv(argv: Argv) -> ArgvReading:
             findings.extend(legacy.findings)
             if not chain:
                 payloads.extend(legacy.payloads)
-            stdin_shell |= legacy.stdin_shell
-            extra_forms.extend(legacy.forms)
             targets = write_operands(form)
             files, wiped = output_operands(form)
             obvious = os.path.basename(form[0]) in _LEGACY_OBVIOUS_WRITERS

@@ -30,7 +30,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 
-from shellgate.shell.commands import SHELLS
+from shellgate.shell.catalog.interpreters import SHELLS
 from shellgate.shell.options import Grammar, scan_all
 
 Argv = tuple[str, ...]

@@ -99,13 +99,6 @@ def _wget(options: list[Option], args: list[str]) -> list[str]:
     return targets
 
 
-def _sed(options: list[Option], args: list[str]) -> list[str]:
-    if not any(name in ("-i", "--in-place") for name, _ in options):
-        return []
-    scripted = has(options, "-e", "--expression", "-f", "--file")
-    return args if scripted else args[1:]
-
-
 def _sort(options: list[Option], args: list[str]) -> list[str]:
     del args
     return values(options, "-o", "--output")
@@ -181,8 +174,6 @@ def _find(options: list[Option], args: list[str]) -> list[str]:
     return []
 
 
-_SED_GRAMMAR = _g("efl", "--expression --file --line-length", "--in-place")
-
 WRITERS: dict[str, tuple[Grammar, Callable[[list[Option], list[str]], list[str]]]] = {
     "tee": (_g(), _all),
     "cp": (_g("tS", "--target-directory --suffix"), _copy_like(False)),
@@ -210,8 +201,6 @@ WRITERS: dict[str, tuple[Grammar, Callable[[list[Option], list[str]], list[str]]
                 "--remote-name --remote-name-all"), _curl),
     "wget": (_g("OoaPeUt", "--output-document --output-file --append-output "
                 "--directory-prefix --execute --user-agent --tries"), _wget),
-    "sed": (_SED_GRAMMAR, _sed),
-    "gsed": (_SED_GRAMMAR, _sed),
     "sort": (_g("okStT", "--output --key --buffer-size --field-separator "
                 "--temporary-directory"), _sort),
     "tar": (_g("fCbTXVNgKL", "--file --directory --exclude --files-from",

@@ -38,6 +38,7 @@ def _env(argv: Argv, parsed: Parsed, out: Reading) -> None:
     if split:
         _replace_program(argv, out, (*split, *rest), parsed)
 
+
 ENTRIES: tuple[Entry, ...] = (
     Entry(
         ("env",),
