@@ -38,7 +38,6 @@ def _env(argv: Argv, parsed: Parsed, out: Reading) -> None:
     if split:
         _replace_program(argv, out, (*split, *rest), parsed)
 
-
 ENTRIES: tuple[Entry, ...] = (
     Entry(
         ("env",),
