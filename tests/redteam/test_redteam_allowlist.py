@@ -4,7 +4,7 @@ Each bypass was found as an ``xfail(strict=True)`` asserting the SAFE answer, ne
 to a passing test proving with the real tool that the hidden effect happens. The
 allow rules match ``argv`` as written (``uniq *``, ``sort *``, ``less *``…); the
 analyser now knows the options of these allowed commands that write files or run
-programs (``shell/catalog/``, ``shell/tools.py``, ``shell/writes.py``), so every
+programs (``shell/catalog/``), so every
 case below is fixed and runs as a normal test.
 """
 

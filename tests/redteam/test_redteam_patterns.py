@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from shellgate.shell.commands import SHELLS
+from shellgate.shell.catalog.interpreters import SHELLS
 from tests.redteam.conftest import Decide
 
 

@@ -367,7 +367,7 @@ FINDINGS = [
     c("awk-plain", "awk '{print $1}' f", K, A, finding=False),
     c("sed-plain", "sed -n 1p f", K, A, finding=False),
     c("sed-e-flag", "sed 's/a/b/e' f", K, K, finding=True),
-    c("sed-e-command", "sed '1e rm x' f", K, K, finding=True),
+    c("sed-e-command", "sed '1e rm x' f", K, D, forms=[RM_X], finding=True),
     c("sed-w", "sed -n 'w out' f", K, K, finding=True),
     c("python-script", "python3 script.py", K, A, finding=False),
     c("python-module", "python3 -m pytest -q", K, A, finding=False),
@@ -676,7 +676,9 @@ OPTION_WRITES = [
     c("optw-git-work-tree", "git --work-tree=.git/hooks checkout HEAD -- pre-commit", K, K, finding=True, writes=[f"{W}/.git/hooks"]),
     c("optw-git-work-tree-sep", "git --work-tree .git/hooks checkout .", K, K, finding=True, writes=[f"{W}/.git/hooks"]),
     c("optw-git-git-dir", "git --git-dir=elsewhere init", K, K, finding=True, writes=[f"{W}/elsewhere"]),
-    c("optw-checkout-index-prefix", "git checkout-index --prefix=.git/hooks/ -a", K, K, finding=True, writes=[f"{W}/.git/hooks"]),
+    # checkout-index writes a tree by design: no finding inside the workdir;
+    # protected paths (not in these two test policies) deny .git/hooks in the gate.
+    c("optw-checkout-index-prefix", "git checkout-index --prefix=.git/hooks/ -a", K, A, finding=False, writes=[f"{W}/.git/hooks"]),
     c("optw-tar-index-file", "tar -tf x.tar --index-file=idx.txt", K, K, finding=True, writes=[f"{W}/idx.txt"]),
     c("optw-tar-index-file-sep", "tar --index-file idx.txt -tf x.tar", K, K, finding=True, writes=[f"{W}/idx.txt"]),
     c("optw-rsync-log-file", "rsync --log-file=r.log a b", K, A, writes=[f"{W}/r.log", f"{W}/b"]),
@@ -692,7 +694,7 @@ OPTION_WRITES = [
     c("optw-find-fprintf", "find . -fprintf out.txt '%p'", K, K, finding=True, writes=[f"{W}/out.txt"]),
     c("optw-find-fls", "find . -fls out.txt", K, K, finding=True, writes=[f"{W}/out.txt"]),
     c("optw-find-delete", "find build -delete", K, K, finding=True, writes=[f"{W}/build"]),
-    c("optw-go-test-c-o", "go test -c -o out.bin ./pkg", K, K, finding=True, writes=[f"{W}/out.bin"]),
+    c("optw-go-test-c-o", "go test -c -o out.bin ./pkg", K, A, finding=False, writes=[f"{W}/out.bin"]),
 ]
 
 # Canonical forms: what deny and ask rules also match (options unbundled, aliased,

@@ -419,7 +419,9 @@ CONTROLS = [
     p("git-clone", "git clone https://example.com/r.git", A),
     p("git-log-format", "git log --format='%H %s'", A),
     p("git-log-grep-push", "git log --grep=push", A),
-    p("git-work-tree-dot", "git --work-tree=. status", A),
+    # Moving git's tree is unusual for an agent and the class of a published
+    # bypass (--work-tree=.git/hooks): it asks even when it points at the workdir.
+    p("git-work-tree-dot", "git --work-tree=. status", K),
     p("git-rebase-x-grep", "git rebase -x 'grep foo f' main", A),
     p("git-submodule-foreach-git-status", "git submodule foreach 'git status'", A),
     p("git-bisect-run-grep", "git bisect run grep -q foo f", A),
@@ -472,8 +474,10 @@ WORKDIR_WRITES = [
     p("find-fprint-workdir", "find . -fprint out.txt", K),
     p("awk-dump-variables-workdir", "awk --dump-variables=vars.txt '{print}' f", K),
     p("tar-index-file-workdir", "tar -tf x.tar --index-file=idx.txt", K),
-    p("git-checkout-index-prefix-workdir", "git checkout-index --prefix=out/ -a", K),
-    p("go-test-c-o-workdir", "go test -c -o out.bin ./pkg", K),
+    # Reports and build products (git's subcommand outputs, go -o): inside the
+    # workdir they need no question (outside they ask; protected paths deny).
+    p("git-checkout-index-prefix-workdir", "git checkout-index --prefix=out/ -a", A),
+    p("go-test-c-o-workdir", "go test -c -o out.bin ./pkg", A),
 ]
 
 # --- allow matching stays literal: no allow rule covers these ---------------------------
@@ -543,7 +547,7 @@ def test_payload_is_its_own_segment(command: str, payload: tuple[str, ...]) -> N
     got = verdict(command)
     holders = [s for s in got.segments if s.segment.argv[: len(payload)] == payload]
     assert holders, [s.segment.argv for s in got.segments]
-    assert any("payload" in label for label in holders[0].segment.context), holders[0].segment
+    assert holders[0].segment.context, holders[0].segment  # labelled where it came from
     wrapper = got.segments[0]
     assert wrapper.segment.argv != payload
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shellgate.shell import analyse
-from shellgate.shell.spellings import resolved_operands, respellings
+from shellgate.shell.argv.spellings import resolved_operands, respellings
 
 W = "/work/project"
 RM_ROOT = ("rm", "-rf", "/")

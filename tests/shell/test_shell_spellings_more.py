@@ -11,14 +11,14 @@ from __future__ import annotations
 import pytest
 
 from shellgate.shell import analyse, catalog
-from shellgate.shell.commands import SHELLS, shell_invocation
-from shellgate.shell.spellings import (
+from shellgate.shell.argv.spellings import (
     DANGEROUS_NAMES,
     TOP_LEVEL,
     canonical_path,
     glob_names,
     respellings,
 )
+from shellgate.shell.catalog.interpreters import SHELLS, shell_invocation
 
 W = "/work/project"
 Argv = tuple[str, ...]

@@ -26,11 +26,11 @@ from tree_sitter import Node
 
 from shellgate.models import Analysis, Segment
 from shellgate.shell import catalog
+from shellgate.shell.argv.spellings import respellings
 from shellgate.shell.finish import assignment_findings, finish
 from shellgate.shell.reader import _parser, misreads
 from shellgate.shell.reader.drafts import Draft, Sink
 from shellgate.shell.reader.walker import Walker
-from shellgate.shell.spellings import respellings
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _MAX_ERRORS_SHOWN = 3

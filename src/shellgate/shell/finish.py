@@ -11,12 +11,11 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from shellgate.shell.commands import SAFE_ASSIGNMENTS, Reading
+from shellgate.shell.argv.spellings import resolve, resolved_operands, respellings
+from shellgate.shell.catalog.entry import Reading
+from shellgate.shell.catalog.environment import SAFE_ASSIGNMENTS, check_subscript
 from shellgate.shell.forms import read_argv
 from shellgate.shell.reader.drafts import Argv, Draft, Nested, Sink
-from shellgate.shell.spellings import resolved_operands, respellings
-from shellgate.shell.tools import check_subscript
-from shellgate.shell.writes import resolve
 
 _CD_FLAGS = frozenset({"-L", "-P", "-e", "-@", "--"})
 _PROMPTS = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"})

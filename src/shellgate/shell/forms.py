@@ -22,24 +22,18 @@ guesses, not the chain of commands that really run.
 from __future__ import annotations
 
 import heapq
-import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from shellgate.shell import catalog
+from shellgate.shell.argv.spellings import respellings
 from shellgate.shell.catalog.entry import Argv, Program
 from shellgate.shell.catalog.read import basename
-from shellgate.shell.spellings import respellings
 
 #: Most forms kept per argv before respellings; past it the segment asks.
 MAX_FORMS = 48
 #: Most readings kept for one argv, respellings included.
 MAX_READINGS = 2 * MAX_FORMS
-_LEGACY_OBVIOUS_WRITERS = frozenset(
-    {"cp", "mv", "rm", "rmdir", "touch", "mkdir", "tee", "ln", "install", "truncate",
-     "dd", "chmod", "chown", "chgrp", "shred", "unlink", "mktemp", "mkfifo",
-     "mknod"}
-)  # fmt: skip
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
 
 
@@ -148,10 +142,6 @@ def _respelled(walk: _Walk) -> None:
 @lru_cache(maxsize=4096)
 def read_argv(argv: Argv) -> ArgvReading:
     """Every reading of one argv (see the module docstring)."""
-    from shellgate.shell.commands import Reading as LegacyReading
-    from shellgate.shell.commands import read_form
-    from shellgate.shell.writes import write_operands
-
     walk = unwrap(argv)
     _respelled(walk)
     findings: list[str] = []
@@ -164,29 +154,17 @@ def read_argv(argv: Argv) -> ArgvReading:
     canonical: list[str] = []
     for form in walk.forms:
         reading = catalog.read(form)
-        chain = walk.chain.get(form, False)
-        if reading is not None:
-            findings.extend(reading.findings)
-            stdin_shell |= reading.stdin_shell
-            extra_forms.extend(reading.forms)
-            targets = reading.writes
-            files, wiped = reading.outputs, reading.deleted
-            obvious = reading.obvious_writer
-            if reading.canonical is not None:
-                canonical.append(" ".join(reading.canonical))
-        else:
-            legacy = LegacyReading()
-            read_form(form, legacy)
-            findings.extend(legacy.findings)
-            if not chain:
-                payloads.extend(legacy.payloads)
-            stdin_shell |= legacy.stdin_shell
-            extra_forms.extend(legacy.forms)
-            targets = write_operands(form)
-            files, wiped = [], []
-            obvious = os.path.basename(form[0]) in _LEGACY_OBVIOUS_WRITERS
+        if reading is None:
+            continue  # a command the catalog does not know: its name is all rules see
+        findings.extend(reading.findings)
+        stdin_shell |= reading.stdin_shell
+        extra_forms.extend(reading.forms)
+        targets = reading.writes
+        files, wiped = reading.outputs, reading.deleted
+        if reading.canonical is not None:
+            canonical.append(" ".join(reading.canonical))
         writes.extend(targets)
-        if targets and not obvious:
+        if targets and not reading.obvious_writer:
             surprising.extend(targets)
         writes.extend((*files, *wiped))
         outputs.extend(files)

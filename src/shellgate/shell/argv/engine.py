@@ -83,6 +83,9 @@ class Opt:
     inert: bool = False  # changes nothing a rule cares about: dropped from the canonical form
     #: The roles above hold only when the value passes (``make -f -``: from stdin).
     when: Callable[[str], bool] | None = None
+    #: The options end with this one: the words after it are operands, even
+    #: dashed ones (``python -m MOD -c x``: ``-c`` is the module's, not python's).
+    last: bool = False
 
     @property
     def canonical(self) -> str:
@@ -217,7 +220,11 @@ def scan(
             i += 1
             continue
         if not options_done and len(word) > 1 and word[0] == "-":
+            met = len(out.hits)
             i = _option(argv, i, spec, out, abbreviations)
+            if any(hit.opt is not None and hit.opt.last for hit in out.hits[met:]):
+                options_done = True
+                out.end = i
             continue
         if not options_done and d.assignments and not out.operands and _is_assignment(word):
             name, _, value = word.partition("=")

@@ -80,7 +80,7 @@ ENTRIES: tuple[Entry, ...] = (
             val("-f --file"), val("-C --directory"), val("-T --files-from"),
             val("-X --exclude-from"),
             val("-I --use-compress-program", runs="words"),
-            val("-F --info-script --new-volume-script", runs="program"),
+            val("-F --info-script --new-volume-script", runs="shell"),  # run by sh -c
             val("--rsh-command", runs="program"),
             val("--rmt-command", runs="program"),
             val("--to-command", runs="shell"),

@@ -1,7 +1,141 @@
-"""Catalog family: builtins."""
+"""Catalog family: bash builtins that run strings, define names, or set variables.
+
+``eval``, ``trap``, ``alias`` values and ``mapfile -C`` callbacks are shell
+strings: parsed as commands (deny rules see them) and a finding. Builtins that
+assign a variable (``printf -v``, ``read``, ``mapfile``) must not set one that
+changes what later commands do (``PATH``, ``IFS``…), and a name or an integer
+operand with an array subscript (``a[$(cmd)]``) runs the subscript's
+substitutions: see :mod:`.environment`.
+
+Builtins read options like bash's internal getopt: up to the first operand, no
+long options (``POSIX``).
+"""
 
 from __future__ import annotations
 
-from shellgate.shell.catalog.entry import Entry
+from shellgate.shell.argv.engine import POSIX, Parsed
+from shellgate.shell.catalog.entry import Argv, Entry, Hook, Reading, flag, val, values
+from shellgate.shell.catalog.environment import check_subscript, check_variable_name
 
-ENTRIES: tuple[Entry, ...] = ()
+_ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+
+
+def _eval(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    del parsed
+    if argv[1:]:
+        out.payloads.append(("eval payload", " ".join(argv[1:])))
+
+
+def _alias(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    del parsed
+    for word in argv[1:]:
+        if "=" in word:
+            out.payloads.append(("alias value", word.partition("=")[2]))
+
+
+def _trap(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    del parsed
+    args = argv[1:]
+    if args[:1] == ("--",):
+        args = args[1:]
+    if args and not args[0].startswith("-"):
+        out.payloads.append(("trap payload", args[0]))
+
+
+def _fc(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    if not parsed.has("-l"):
+        out.finding(f"'{argv[0]}' runs commands again from the history (edited or not)")
+
+
+def _bind(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``bind -x '"\\C-x": CMD'``: the command after the key sequence runs on the key."""
+    for binding in parsed.values("-x"):
+        command = binding.partition(":")[2].strip()
+        if command:
+            out.payloads.append((f"{argv[0]} -x command", command.strip("\"'")))
+
+
+def _compgen(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    for name in parsed.values("-V"):
+        check_variable_name(name, f"{argv[0]} -V", out)
+
+
+def _printf(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``printf -v NAME``: bash assigns NAME (and evaluates ``$(…)`` in a subscript)."""
+    del argv
+    for name in parsed.values("-v"):
+        check_variable_name(name, "printf -v", out)
+
+
+def _test(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``[[ -v 'a[$(cmd)]' ]]``, ``[[ X -eq Y ]]``: names and operands bash evaluates."""
+    del parsed
+    for i, word in enumerate(argv):
+        if word == "-v" and i + 1 < len(argv):
+            check_subscript(argv[i + 1], f"{argv[0]} -v", out)
+        elif word in _ARITHMETIC_TESTS:
+            for operand in (argv[i - 1], argv[i + 1] if i + 1 < len(argv) else ""):
+                check_subscript(operand, f"{argv[0]} {word}", out)
+
+
+def _read(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    for name in [*parsed.words, *parsed.values("-a")]:
+        check_variable_name(name, argv[0], out)
+
+
+def _mapfile(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    for name in parsed.words[:1]:
+        check_variable_name(name, argv[0], out)
+
+
+def _declare(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``declare -i x='a[$(cmd)]'``: an integer variable's value is arithmetic."""
+    del parsed
+    letters = "".join(w[1:] for w in argv[1:] if w.startswith("-") and "=" not in w)
+    if "i" not in letters:
+        return
+    for word in argv[1:]:
+        name, eq, value = word.partition("=")
+        if eq:
+            check_subscript(value, f"{argv[0]} -i {name}", out)
+
+
+def _literal(names: tuple[str, ...], *, finding: str = "", hooks: tuple[Hook, ...] = ()) -> Entry:
+    """A builtin read as written: its canonical form is its argv (no options to respell)."""
+    return Entry(names, POSIX, finding=finding, hooks=hooks, no_canonical=True,
+                 canonical_drops_options=True)  # fmt: skip
+
+
+ENTRIES: tuple[Entry, ...] = (
+    _literal(("eval",), finding="runs a string as a command", hooks=(_eval,)),
+    _literal(("source", "."), finding="runs the commands of a file in this shell"),
+    _literal(("alias",), finding="defines a command name", hooks=(_alias,)),
+    _literal(("trap",), finding="runs a string as a command later", hooks=(_trap,)),
+    _literal(("let",), finding="evaluates arithmetic (array subscripts run commands)"),
+    Entry(("enable",), POSIX, (
+        val("-f", finding="loads a builtin from a shared library"),
+        flag("-n", finding="disables a builtin (its name then runs a file)"),
+    )),
+    Entry(("fc",), POSIX, (val("-e", runs="program", when=lambda editor: editor != "-"),),
+          hooks=(_fc,)),
+    Entry(("bind",), POSIX, (
+        val("-x", finding="binds a key to a shell command"),
+        val("-f", finding="reads key bindings from a file (they can bind commands)"),
+        *values("-m -q -u -r"),
+    ), hooks=(_bind,)),
+    Entry(("complete", "compgen"), POSIX, (
+        val("-C", runs="shell", finding="runs a command to complete words"),
+        val("-F", finding="runs a shell function to complete words"),
+        val("-W", finding="expands a word list (its command substitutions run)"),
+        *values("-A -G -P -S -X -o -V"),
+    ), hooks=(_compgen,)),
+    Entry(("hash",), POSIX, (val("-p", finding="changes which file a command name runs"),)),
+    Entry(("printf",), POSIX, (val("-v"),), hooks=(_printf,)),
+    _literal(("test", "[", "[["), hooks=(_test,)),
+    Entry(("read",), POSIX, values("-a -d -i -n -N -p -t -u"), hooks=(_read,)),
+    Entry(("mapfile", "readarray"), POSIX, (
+        val("-C", runs="shell", finding="evaluates a callback command"),
+        *values("-c -d -n -O -s -u"),
+    ), hooks=(_mapfile,)),
+    _literal(("declare", "typeset", "local"), hooks=(_declare,)),
+)  # fmt: skip

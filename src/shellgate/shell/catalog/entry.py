@@ -142,14 +142,22 @@ def val(
     deletes: bool = False,
     inert: bool = False,
     when: Callable[[str], bool] | None = None,
+    last: bool = False,
 ) -> Opt:
     """An option with an argument (``takes`` words; ``OPTIONAL``: glued only)."""
-    return Opt(_names(names), takes, runs, finding, writes, deletes, inert, when)
+    return Opt(_names(names), takes, runs, finding, writes, deletes, inert, when, last)
 
 
-def optional(names: str, *, inert: bool = False, finding: str = "") -> Opt:
+def optional(
+    names: str,
+    *,
+    inert: bool = False,
+    finding: str = "",
+    writes: bool = False,
+    when: Callable[[str], bool] | None = None,
+) -> Opt:
     """An option whose value may only be glued (``--color[=WHEN]``)."""
-    return Opt(_names(names), OPTIONAL, inert=inert, finding=finding)
+    return Opt(_names(names), OPTIONAL, finding=finding, writes=writes, inert=inert, when=when)
 
 
 def values(names: str, *, takes: int = 1) -> tuple[Opt, ...]:

@@ -63,7 +63,7 @@ def _find(argv: Argv, parsed: Parsed, out: Reading) -> None:
             i = end + 1
             continue
         if word in _FIND_WRITES:
-            out.outputs.extend(argv[i + 1 : i + 2])
+            out.writes.extend(argv[i + 1 : i + 2])  # a surprising write: it asks
             i += 1 + _FIND_WRITES[word]
             continue
         if word == "-delete":

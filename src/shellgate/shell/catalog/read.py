@@ -70,8 +70,12 @@ def read(argv: Argv) -> Reading | None:
     return out
 
 
-def apply(argv: Argv, entry: Entry, out: Reading, canonical: list[str]) -> Parsed:
-    """Read ``argv`` (``argv[0]`` the command or subcommand word) under ``entry``."""
+def apply(
+    argv: Argv, entry: Entry, out: Reading, canonical: list[str], *, reports: bool = False
+) -> Parsed:
+    """Read ``argv`` (``argv[0]`` the command or subcommand word) under ``entry``;
+    a subcommand inherits its command's ``reports``."""
+    reports = reports or entry.reports
     if entry.respell is not None:
         argv = entry.respell(argv)
     name = argv[0]
@@ -79,11 +83,11 @@ def apply(argv: Argv, entry: Entry, out: Reading, canonical: list[str]) -> Parse
     if entry.finding:
         out.finding(f"'{name}' {entry.finding}")
     for hit in parsed.hits:
-        _option(name, hit, out, reports=entry.reports)
+        _option(name, hit, out, reports=reports)
     if any(word.startswith("--") for word in argv[1:]) and entry.dialect.abbreviations:
         literal = scan(argv, entry.spec, abbreviations=False)
         for hit in literal.hits:
-            _option(name, hit, out, reports=entry.reports, roles_only=True)
+            _option(name, hit, out, reports=reports, roles_only=True)
         # A real flag read as the prefix of a value option swallowed an operand
         # (rsync --partial of --partial-dir): the literal reading's writes count too.
         _operand_writes(entry, literal, out)
@@ -106,7 +110,7 @@ def apply(argv: Argv, entry: Entry, out: Reading, canonical: list[str]) -> Parse
     sub = _subcommand(entry, parsed)
     if sub is not None:
         at, child = sub
-        apply(argv[at:], child, out, canonical)
+        apply(argv[at:], child, out, canonical, reports=reports)
     elif entry.runs is not None:
         canonical.extend(f"{name}={value}" for name, value in parsed.assignments)
         canonical.extend(argv[parsed.end :])

@@ -105,14 +105,14 @@ def _submodule(argv: Argv, parsed: Parsed, out: Reading) -> None:
     while rest and rest[0] in ("--recursive", "-q", "--quiet", "--"):
         rest = rest[1:]
     if rest:
-        out.payloads.append(("submodule foreach command", " ".join(rest)))
+        out.payloads.append(("git submodule foreach payload", " ".join(rest)))
 
 
 def _bisect(argv: Argv, parsed: Parsed, out: Reading) -> None:
     """``bisect run CMD ARGS…`` runs CMD (its own segment) at every step."""
     words = parsed.words
     if words[:1] == ["run"]:
-        add_program(out, "git bisect run program", words[1:])
+        add_program(out, "git bisect run payload", words[1:])
     del argv
 
 
@@ -206,7 +206,7 @@ _SUBCOMMANDS = {
         *values("--remote --prefix --format --add-file --add-virtual-file --mtime"),
     ), reports=True),
     "bundle": Entry(("bundle",), hooks=(_bundle,), reports=True),
-    "checkout-index": Entry(("checkout-index",), options=(
+    "checkout-index": Entry(("checkout-index",), reports=True, options=(
         val("--prefix", writes=True), val("--stage"),
     )),
     "config": Entry(("config",), options=(
@@ -255,6 +255,16 @@ def _join(base: str, path: str) -> str:
     return path if not base or path.startswith(("/", "~")) else f"{base.rstrip('/')}/{path}"
 
 
+def _config_on_the_command_line(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``git -c core.pager='CMD' log``: git runs the value of a code key through
+    the shell, so it is a payload of its own (a deny rule on CMD meets it)."""
+    del argv
+    for setting in parsed.values("-c"):
+        key, eq, value = setting.partition("=")
+        if eq and value and _CODE_KEYS.fullmatch(key.lower()):
+            out.payloads.append((f"git -c {key} payload", value))
+
+
 def _git(argv: Argv, parsed: Parsed, out: Reading) -> None:
     """Writes the walkers would refuse as abbreviations (``--outp=F``) still count;
     relative write targets land under ``git -C DIR``."""
@@ -299,6 +309,10 @@ ENTRIES: tuple[Entry, ...] = (
                 "--no-lazy-fetch", "--no-advice")),
         ),
         subcommands=_Subcommands(_SUBCOMMANDS),
-        hooks=(_git,),
+        # --work-tree and --git-dir move where git writes its tree or repository
+        # (`--work-tree=.git/hooks checkout …` plants a hook): they ask, and
+        # protected paths deny them. What its subcommands write (log --output,
+        # checkout-index --prefix) are reports: no question inside the workdir.
+        hooks=(_git, _config_on_the_command_line),
     ),
 )  # fmt: skip

@@ -105,6 +105,8 @@ VIEWERS: tuple[Entry, ...] = (
                     "--wheel-lines"),
         ),
         hooks=(_less_commands,),
+        # On a terminal less copies its input to -o FILE; the gate gives it none.
+        reports=True,
     ),
     Entry(
         ("man",),

@@ -31,7 +31,7 @@ import os
 import re
 from collections.abc import Sequence
 
-from shellgate.shell.commands import SHELLS
+from shellgate.shell.catalog.interpreters import SHELLS
 
 Argv = tuple[str, ...]
 
@@ -295,3 +295,11 @@ def resolved_operands(form: Argv, cwd: str) -> Argv | None:
             changed = True
         words.append(key + word)
     return tuple(words) if changed else None
+
+
+def resolve(path: str, cwd: str) -> str:
+    """Absolute, lexically normalised ``path`` as seen from ``cwd``."""
+    joined = path if path.startswith("/") else os.path.join(cwd, path)
+    normal = os.path.normpath(joined)
+    # POSIX lets "//x" differ from "/x"; no Linux path does, and rules expect one slash.
+    return "/" + normal.lstrip("/")
