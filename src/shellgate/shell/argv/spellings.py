@@ -31,13 +31,16 @@ import os
 import re
 from collections.abc import Sequence
 
-from shellgate.shell.catalog.interpreters import SHELLS
-
 Argv = tuple[str, ...]
 
+#: The shells (the catalog's interpreters family reads them; deny rules name each).
+SHELL_NAMES = frozenset(
+    {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish",
+     "csh", "tcsh", "ksh93", "rksh", "lksh", "oksh", "loksh", "pdksh", "rzsh"}
+)  # fmt: skip
 #: Command names a glob in command position is tried against (deny rules name them).
 DANGEROUS_NAMES = (
-    *sorted(SHELLS),
+    *sorted(SHELL_NAMES),
     "rm", "rmdir", "dd", "mkfs", "mke2fs", "wipefs", "shred", "chmod", "chown", "chgrp",
     "curl", "wget", "sudo", "doas", "mv", "cp", "kill", "killall", "reboot", "shutdown",
     "halt", "poweroff", "systemctl", "loginctl", "git", "nc", "ssh", "python", "python3",

@@ -18,6 +18,7 @@ import re
 import shlex
 
 from shellgate.shell.argv.engine import CLAP, GNU_PREFIX, POSIX, Parsed
+from shellgate.shell.argv.spellings import SHELL_NAMES
 from shellgate.shell.catalog.entry import (
     Argv,
     Entry,
@@ -33,10 +34,7 @@ from shellgate.shell.catalog.scripts import AWK, SED, in_place
 
 #: Shells: ``-c`` payloads are parsed, and one reading its script from stdin gets
 #: the bare form ``(name,)`` (policies/default denies each name on that form).
-SHELLS = frozenset(
-    {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish",
-     "csh", "tcsh", "ksh93", "rksh", "lksh", "oksh", "loksh", "pdksh", "rzsh"}
-)  # fmt: skip
+SHELLS = SHELL_NAMES
 INLINE = "runs inline code"
 _STDIN_CODE = "reads code from stdin"
 _VERSION_FLAGS = frozenset({"--version", "-V", "--help", "-h", "-v"})
