@@ -253,6 +253,9 @@ ENTRIES: tuple[Entry, ...] = (
             *(val(name, finding=_NPM_SCRIPTS)
               for name in ("--node-options", "--userconfig", "--globalconfig")),
             val("--call", runs="shell"),
+            # Flags that are prefixes of value options: declared, so `--global`
+            # is not read as `--globalconfig=NEXT`.
+            *(flag(name) for name in ("--global", "--save", "--silent", "--force")),
             *(val(name, writes=True) for name in ("--cache", "--logs-dir", "--prefix")),
             *values("--registry --workspace --tag --loglevel --otp --scope --omit "
                     "--include --access --before"),
