@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from shell_policy_helpers import at_least, decision
+
+from shellgate.shell.argv.engine import Opt
+from shellgate.shell.catalog import entries
 
 POLICIES = ("allowlist", "denylist")
 
@@ -61,3 +64,50 @@ def test_padding_never_hides_a_segment(command: str, padding: int) -> None:
     padded = "; ".join(["echo ok"] * padding + [command])
     for policy in POLICIES:
         assert at_least(decision(padded, policy), decision(command, policy)), (padding, policy)
+
+
+# -- every wrapper of the catalog, in any of its option spellings -----------------
+
+
+def _plain(opt: Opt) -> bool:
+    """An option with no role of its own (a role may rightly change the decision:
+    ``env -S 1 rm x`` runs ``1``, not ``rm``)."""
+    return not (opt.runs or opt.finding or opt.writes or opt.deletes or opt.when) and (
+        opt.takes in (0, 1)
+    )
+
+
+WRAPPER_ENTRIES = sorted(
+    (e for e in entries() if e.runs is not None), key=lambda e: e.name
+)
+
+
+@st.composite
+def catalog_wrapper(draw: st.DrawFn) -> str:
+    """A wrapper of the catalog with some of its plain options, each in any spelling."""
+    entry = draw(st.sampled_from(WRAPPER_ENTRIES))
+    name = draw(st.sampled_from(entry.names))
+    plain = [o for o in entry.options if _plain(o)]
+    chosen = draw(st.lists(st.sampled_from(plain), max_size=3, unique_by=id)) if plain else []
+    words = [name]
+    for opt in chosen:
+        spelled = draw(st.sampled_from(opt.names))
+        if opt.takes == 0:
+            words.append(spelled)
+        elif spelled.startswith("--") and draw(st.booleans()):
+            words.append(f"{spelled}=1")
+        else:
+            words.extend([spelled, "1"])
+    assert entry.runs is not None
+    words.extend(["1"] * entry.runs.skip)
+    return " ".join(words)
+
+
+@example(command="rm -rf /", wrapper="env -u 1")
+@example(command="bash -c 'rm x'", wrapper="timeout --kill-after 1 1")
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(COMMANDS), catalog_wrapper())
+def test_any_catalog_wrapper_never_loosens(command: str, wrapper: str) -> None:
+    wrapped = f"{wrapper} {command}"
+    for policy in POLICIES:
+        assert at_least(decision(wrapped, policy), decision(command, policy)), (wrapped, policy)
