@@ -269,7 +269,6 @@ def test_python_module_is_read_by_the_module_entry() -> None:
     assert any("--install-types" in f for f in findings("python3 -m mypy --install-types"))
 
 
-@pytest.mark.skip(reason="pytest's entry is the build family's (catalog/build.py)")
 def test_python_module_pytest_plugin_is_read_by_build() -> None:
     assert findings("python3 -m pytest -p plugin")
 

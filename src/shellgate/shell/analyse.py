@@ -60,15 +60,19 @@ def _parse_errors(root: Node, source: bytes) -> list[str]:
     return found or ["parse error"]
 
 
-def _rough_forms(command: str) -> list[tuple[str, ...]]:
-    """Whitespace-split words of every rough command piece (a parse failed)."""
+def _rough_forms(command: str) -> tuple[list[tuple[str, ...]], bool]:
+    """Whitespace-split words of every rough command piece (a parse failed), and
+    whether they are all there (a bound cut none of the distinct pieces)."""
     forms: dict[tuple[str, ...], None] = {}
     # Split finely (a `{`, `(` or backtick may start a command) and coarsely
-    # (`a#{` may be one word): deny rules should see either reading.
-    pieces = _ROUGH_SPLIT.split(command)[:_MAX_ROUGH_FORMS]
-    pieces += _COARSE_SPLIT.split(command)[:_MAX_ROUGH_FORMS]
+    # (`a#{` may be one word): deny rules should see either reading. Repeats are
+    # dropped before the bound, so padding cannot push the last command out.
+    split = [*_ROUGH_SPLIT.split(command), *_COARSE_SPLIT.split(command)]
     if "`" in command or "$(" in command:  # r``m and r$()m are rm
-        pieces += _COARSE_SPLIT.split(_EMPTY_SUBSTITUTION.sub("", command))[:_MAX_ROUGH_FORMS]
+        split += _COARSE_SPLIT.split(_EMPTY_SUBSTITUTION.sub("", command))
+    distinct = list(dict.fromkeys(piece.strip() for piece in split))
+    complete = len(distinct) <= _MAX_ROUGH_FORMS
+    pieces = distinct[:_MAX_ROUGH_FORMS]
     for piece in pieces:
         # Bounded per piece too: each word can have several readings.
         words = tuple(piece.replace("'", "").replace('"', "").split()[:_MAX_ROUGH_WORDS])
@@ -80,12 +84,13 @@ def _rough_forms(command: str) -> list[tuple[str, ...]]:
             # As bash reads backslashes: each quotes the next byte; a last one stays.
             forms[tuple(_ESCAPED.sub(r"\1", w) for w in words)] = None
         if len(forms) >= _MAX_ROUGH_FORMS:
+            complete = complete and piece == pieces[-1]
             break
     for form in list(forms)[:_MAX_ROUGH_FORMS]:
         reading = catalog.read(form)  # its own deny-side spellings: kill -9 -- -1
         if reading is not None:
             forms.update(dict.fromkeys(reading.forms))
-    return list(forms)[:_MAX_ROUGH_FORMS]
+    return list(forms)[:_MAX_ROUGH_FORMS], complete
 
 
 def _freeze(draft: Draft, whole: tuple[str, ...]) -> Segment:
@@ -191,7 +196,16 @@ def _analyse(
         # one more segment carries every line, split at blanks and at ; & | ( ) `,
         # as forms, so deny rules still see what bash may run. Its argv is the first
         # piece (rule layers skip an empty argv); the parse-error finding makes it ask.
-        forms = _rough_forms(command)
+        forms, complete = _rough_forms(command)
+        if sink.unresolved and not complete:
+            # Misread, not re-read, and too many distinct pieces for the rough
+            # forms: deny rules could miss a command, so it is refused outright.
+            why = (
+                "command is misread by the parser in too many places to read every "
+                "command in it; write long scripts to a file and run the file"
+            )
+            raw = Segment(text=command[:200], argv=(), findings=(why,))
+            return Analysis(command=command, segments=(raw,), findings=(why,), refused=why)
         if forms:
             segments.append(
                 Segment.model_construct(

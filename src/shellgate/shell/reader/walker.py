@@ -31,6 +31,8 @@ _SUBSTITUTIONS = {"command_substitution": "command substitution",
                   "process_substitution": "process substitution"}  # fmt: skip
 _MAX_PATCHES = 4096  # misreadings in one source past which it is not re-read
 _REREADS = 2  # rounds of patching before the re-read is walked as it stands
+#: A misread source larger than this is not re-read (its rough forms are read).
+_MAX_REREAD_BYTES = 32 * 1024
 _SKIP = frozenset({"comment", "heredoc_body", "heredoc_start", "heredoc_end"})
 _WORDISH = frozenset({"word", "string", "raw_string", "concatenation", "simple_expansion",
                       "expansion", "number", "ansi_c_string", "command_substitution",
@@ -53,9 +55,11 @@ class Walker:
         depth: int,
         *,
         reread: bool = False,
+        lexical: list[misreads.Patch] | None = None,
     ) -> None:
         self.source = source
         self.reread = reread  # this source is already a patched re-read
+        self.lexical = lexical  # misreads.find of this source, if already known
         self.sink = sink
         self.ctx = context
         self.depth = depth
@@ -154,7 +158,12 @@ class Walker:
         whole command ask.
         """
         try:
-            lexical = misreads.find(root, self.source) if misreads.suspect(self.source) else []
+            if self.lexical is not None:
+                lexical = self.lexical  # the re-read loop found them already
+            elif misreads.suspect(self.source):
+                lexical = misreads.find(root, self.source)
+            else:
+                lexical = []
             self.block(root)
             patches = [
                 (start, end, b"'" + b"x" * (end - start - 2) + b"'")
@@ -178,8 +187,10 @@ class Walker:
                 self.sink.unresolved = True  # deny rules get the rough forms too
             if self.reread or not (patches or lexical):
                 return
-            if len(lexical) > _MAX_PATCHES:
-                # Not worth a second parse: ask, and let deny rules see the rough forms.
+            if len(lexical) > _MAX_PATCHES or len(self.source) > _MAX_REREAD_BYTES:
+                # Not worth a second parse (each re-read round reads every token
+                # again: a 100 KB command took 250 ms): ask, and let deny rules see
+                # the rough forms.
                 self.sink.unresolved = True
                 return
             fixed = misreads.escape_blanks(self.source) if lexical else self.source
@@ -199,10 +210,13 @@ class Walker:
                     )
                     return
                 patches = []
-                lexical = [p for p in misreads.find(root, fixed) if fixed[p[0] : p[1]] != p[2]]
+                found = misreads.find(root, fixed)
+                lexical = [p for p in found if fixed[p[0] : p[1]] != p[2]]
                 if not lexical:
                     break
-            again = Walker(fixed, self.sink, (*self.ctx, "re-read"), self.depth, reread=True)
+            again = Walker(
+                fixed, self.sink, (*self.ctx, "re-read"), self.depth, reread=True, lexical=found
+            )
             again.run(root)
         finally:
             # The reader's hook is a bound method of this walker: a reference cycle.
