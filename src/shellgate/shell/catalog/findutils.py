@@ -21,7 +21,8 @@ from shellgate.shell.catalog.entry import (
     val,
     values,
 )
-from shellgate.shell.catalog.read import add_program
+from shellgate.shell.catalog.read import add_program, basename
+from shellgate.shell.catalog.registry import lookup
 
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 #: Primaries naming a file they write, with how many words they take.
@@ -79,6 +80,25 @@ def _xargs(argv: Argv, parsed: Parsed, out: Reading) -> None:
     head = argv[parsed.end : parsed.end + 1]
     if head and any(r and r in head[0] for r in replace):
         out.finding(f"'{argv[0]}' runs a program named by its input ('{head[0][:40]}')")
+    program = argv[parsed.end :] or ("echo",)
+    if _input_steers(program):
+        out.finding(
+            f"'{argv[0]}' hands words from its input to '{program[0][:40]}', whose "
+            "arguments can make it run, load or write what nobody allowed"
+        )
+
+
+def _input_steers(program: Argv) -> bool:
+    """Whether words xargs appends could change what ``program`` does beyond the
+    files it reads: a wrapper (``xargs env`` runs whatever the input names), a
+    command with subcommands (``xargs git``: the input picks ``push``), one with
+    hooks or with options that run, load or write (``xargs sed``, ``xargs tar``)."""
+    entry = lookup(basename(program[0]))
+    if entry is None:
+        return False  # an unknown program needs its own allow, arguments and all
+    if entry.runs is not None or entry.subcommands or entry.hooks or entry.finding:
+        return True
+    return any(o.runs or o.finding or o.writes or o.deletes for o in entry.options)
 
 
 _FD_OPTIONS = (

@@ -177,9 +177,30 @@ def in_place(*code: str) -> Callable[[Parsed], list[str]]:
     def writes(parsed: Parsed) -> list[str]:
         if not parsed.has("-i"):
             return []
-        return parsed.words if parsed.has(*code) else parsed.words[1:]
+        files = parsed.words if parsed.has(*code) else parsed.words[1:]
+        return [*files, *_backups(parsed.values("-i"), files)]
 
     return writes
+
+
+def _backups(suffixes: list[str], files: list[str]) -> list[str]:
+    """Where ``-i SUFFIX`` keeps each original: GNU sed puts the file's name for
+    every ``*`` and, with a ``/``, reads the result as a path (``-i'/root/*'``
+    moves ``.bashrc`` to ``/root/.bashrc``); else the name plus the suffix."""
+    out: list[str] = []
+    for suffix in suffixes:
+        for path in files:
+            base = path.rsplit("/", 1)[-1]
+            if "*" in suffix:
+                backup = suffix.replace("*", base)
+                if "/" not in backup:
+                    backup = path[: len(path) - len(base)] + backup
+            elif "/" in suffix:
+                backup = suffix  # sed refuses it without a *: listed all the same
+            else:
+                backup = path + suffix
+            out.append(backup)
+    return out
 
 
 _AWK_DEFAULTS = {"-o": "awkprof.out", "-p": "awkprof.out", "-d": "awkvars.out"}
@@ -212,7 +233,9 @@ def _awk(argv: Argv, parsed: Parsed, out: Reading) -> None:
     programs = parsed.values("-e")
     if not parsed.has("-e", "-f", "-E"):
         programs = parsed.words[:1]
-    if any(AWK_RISK.search(program) for program in programs):
+    # awk joins a backslash-newline (`system\⏎("id")` is `system("id")`).
+    joined = [program.replace("\\\n", "") for program in programs]
+    if any(AWK_RISK.search(program) for program in [*programs, *joined]):
         out.finding(f"'{argv[0]}' program can run commands or write files (system, pipes, >)")
 
 
