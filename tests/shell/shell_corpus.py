@@ -496,8 +496,10 @@ WRAPPER_SEGMENTS = [
     c("seg-xargs-d", "xargs -d , echo", K, A, argvs=[("xargs", "-d", ",", "echo"), ("echo",)]),
     c("seg-xargs-bundle", "xargs -0rn1 cat", K, A, argvs=[("xargs", "-0rn1", "cat"), ("cat",)]),
     c("seg-xargs-P", "xargs -P 4 -n 1 wc -l", K, A, argvs=[("xargs", "-P", "4", "-n", "1", "wc", "-l"), ("wc", "-l")]),
-    c("seg-xargs-double-dash", "xargs -- sh x.sh", K, A, argvs=[("xargs", "--", "sh", "x.sh"), ("sh", "x.sh")]),
-    c("seg-pipe-xargs-sh", "ls | xargs sh x.sh", K, A, argvs=[("ls",), ("xargs", "sh", "x.sh"), ("sh", "x.sh")]),
+    # xargs appends its input to a shell's line: the xargs segment asks (coarse
+    # for a script operand, whose arguments only reach the script; never looser).
+    c("seg-xargs-double-dash", "xargs -- sh x.sh", K, K, argvs=[("xargs", "--", "sh", "x.sh"), ("sh", "x.sh")]),
+    c("seg-pipe-xargs-sh", "ls | xargs sh x.sh", K, K, argvs=[("ls",), ("xargs", "sh", "x.sh"), ("sh", "x.sh")]),
     c("seg-xargs-env-grep", "xargs env grep x", K, A, argvs=[("xargs", "env", "grep", "x"), ("env", "grep", "x"), ("grep", "x")]),
     c("seg-env-xargs-grep", "env LANG=C xargs grep x", K, A, argvs=[("env", "LANG=C", "xargs", "grep", "x"), ("xargs", "grep", "x"), ("grep", "x")]),
     c("seg-find-exec", "find . -exec cat {} \\;", K, A, argvs=[("find", ".", "-exec", "cat", "{}", ";"), ("cat", "{}")]),

@@ -554,7 +554,7 @@ def test_payload_is_its_own_segment(command: str, payload: tuple[str, ...]) -> N
 
 @pytest.mark.parametrize(
     "command",
-    ["find . -exec python3 x.py \\;", "xargs sh x.sh", "timeout 5 python3 x.py", "env python3 x"],
+    ["find . -exec python3 x.py \\;", "xargs mytool x", "timeout 5 python3 x.py", "env python3 x"],
 )
 def test_undecided_payload_gets_the_closing_default(command: str) -> None:
     got = verdict(command)

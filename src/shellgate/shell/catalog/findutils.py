@@ -21,7 +21,7 @@ from shellgate.shell.catalog.entry import (
     val,
     values,
 )
-from shellgate.shell.catalog.read import add_program, basename
+from shellgate.shell.catalog.read import add_program, basename, read
 from shellgate.shell.catalog.registry import lookup
 
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
@@ -88,15 +88,25 @@ def _xargs(argv: Argv, parsed: Parsed, out: Reading) -> None:
         )
 
 
-def _input_steers(program: Argv) -> bool:
+def _input_steers(program: Argv, depth: int = 0) -> bool:
     """Whether words xargs appends could change what ``program`` does beyond the
     files it reads: a wrapper (``xargs env`` runs whatever the input names), a
     command with subcommands (``xargs git``: the input picks ``push``), one with
-    hooks or with options that run, load or write (``xargs sed``, ``xargs tar``)."""
+    hooks or with options that run, load or write (``xargs sed``, ``xargs tar``).
+
+    The words go to the end of the line, so through a wrapper that already has
+    its command (``xargs env grep foo``) they reach that command: it decides.
+    """
     entry = lookup(basename(program[0]))
     if entry is None:
         return False  # an unknown program needs its own allow, arguments and all
-    if entry.runs is not None or entry.subcommands or entry.hooks or entry.finding:
+    if entry.runs is not None:
+        reading = read(program)
+        inner = reading.programs[-1].argv if reading and reading.programs else ()
+        if inner and inner[-1] == program[-1] and depth < 8:
+            return _input_steers(inner, depth + 1)
+        return True  # its command is (or may be) the input itself
+    if entry.subcommands or entry.hooks or entry.finding:
         return True
     return any(o.runs or o.finding or o.writes or o.deletes for o in entry.options)
 
