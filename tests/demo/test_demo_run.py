@@ -61,7 +61,8 @@ def test_a_policy_that_misbehaves_makes_the_demo_fail(tmp_path: Path) -> None:
     lax.mkdir()
     shutil.copy(SHIPPED_MODEL, lax / "model.conf")
     (lax / "policy.csv").write_text(
-        "p, agent, *, cat *, allow\np, agent, *, rm *, allow\np, agent, *, curl *, ask\n",
+        "p, agent, *, cat *, allow\np, agent, *, rm *, allow\np, agent, *, timeout *, allow\n"
+        "p, agent, *, curl *, ask\n",
         encoding="utf-8",
     )
     out = io.StringIO()
@@ -69,7 +70,7 @@ def test_a_policy_that_misbehaves_makes_the_demo_fail(tmp_path: Path) -> None:
     text = out.getvalue()
     assert status == 1
     assert "✗ NOT as expected: denied by a named rule, nobody asked" in text
-    assert "this policy says allow to 'rm -rf /'; the demo did not run it" in text
+    assert "this policy says allow to 'timeout 5 rm -Rf /'; the demo did not run it" in text
     assert "did not behave as expected" in text
 
 

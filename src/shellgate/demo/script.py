@@ -145,8 +145,12 @@ async def asked_no(s: Session) -> Check:
 
 async def denied(s: Session) -> Check:
     check = Check("a catastrophic command is denied", "denied by a named rule, nobody asked")
-    s.view.step(check.title, "Some commands are vetoed outright: no approval can let them through.")
-    command = "rm -rf /"
+    s.view.step(
+        check.title,
+        "Some commands are vetoed outright, however they are spelled or wrapped: "
+        "no approval can let them through.",
+    )
+    command = "timeout 5 rm -Rf /"
     if (effect := s.would_be(command)) != "deny":
         check.expect(False, f"this policy says {effect} to '{command}'; the demo did not run it")
         return check
