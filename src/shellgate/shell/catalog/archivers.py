@@ -56,16 +56,52 @@ def _tar(argv: Argv, parsed: Parsed, out: Reading) -> None:
     del argv
 
 
+#: rsync options that delete from the destination (``--del`` is ``--delete-during``).
+_RSYNC_DELETES = ("--delete", "--del", "--delete-before", "--delete-during", "--delete-delay",
+                  "--delete-after", "--delete-excluded", "--delete-missing-args")  # fmt: skip
+
+
+def _local_path(operand: str) -> str:
+    """The path part of an rsync operand (``host:dir/x`` is ``dir/x``)."""
+    return _REMOTE.sub("", operand, count=1)
+
+
 def _rsync_writes(parsed: Parsed) -> list[str]:
+    """DEST, and DEST/NAME for each SOURCE without a trailing slash (rsync copies
+    the directory or file itself there: ``rsync -a src/.git .`` writes ``./.git``);
+    with ``-R`` the source's whole relative path (after any ``/./``) lands there."""
     operands = parsed.words
-    return [a for a in operands[-1:] if len(operands) >= 2 and not _REMOTE.match(a)]
+    if len(operands) < 2 or _REMOTE.match(operands[-1]):
+        return []
+    dest = operands[-1]
+    written = [dest]
+    relative = parsed.has("-R")
+    for source in operands[:-1]:
+        path = _local_path(source)
+        if relative:
+            head, marker, tail = path.partition("/./")
+            name = (tail if marker else head).lstrip("/")
+        elif path.endswith("/"):
+            continue
+        else:
+            name = path.rsplit("/", 1)[-1]
+        if name and name not in (".", ".."):
+            written.append(dest.rstrip("/") + "/" + name if dest.rstrip("/") else "/" + name)
+    return written
 
 
 def _rsync(argv: Argv, parsed: Parsed, out: Reading) -> None:
-    """``--remove-source-files`` deletes the (local) sources it sent."""
+    """``--remove-source-files`` deletes the (local) sources it sent; ``--delete``
+    and its kin delete from DEST what the sources lack."""
     if parsed.has("--remove-source-files"):
         out.deleted.extend(a for a in parsed.words[:-1] if not _REMOTE.match(a))
-    del argv
+    operands = parsed.words
+    if parsed.has(*_RSYNC_DELETES) and len(operands) >= 2:
+        dest = operands[-1]
+        if _REMOTE.match(dest):
+            out.finding(f"'{argv[0]} --delete' deletes files on the remote side ({dest[:40]})")
+        else:
+            out.deleted.append(dest)
 
 
 ENTRIES: tuple[Entry, ...] = (
@@ -110,6 +146,7 @@ ENTRIES: tuple[Entry, ...] = (
             val("--log-file", writes=True),
             val("--write-batch --only-write-batch", writes=True),
             flag("--partial"), flag("-b --backup"), flag("--remove-source-files"),
+            flag("-R --relative"), *(flag(name) for name in _RSYNC_DELETES),
             flag("-v --verbose", inert=True), flag("--progress", inert=True),
             *aliases("-f --filter, --exclude, --include, --exclude-from, --include-from, "
                      "--files-from, -T --temp-dir, --partial-dir, --compare-dest, --copy-dest, "

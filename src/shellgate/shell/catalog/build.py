@@ -58,17 +58,56 @@ def _make(argv: Argv, parsed: Parsed, out: Reading) -> None:
 
 # -- go ---------------------------------------------------------------------------
 
-_EXTLD = re.compile(r"--?extld(?:=(.*))?")
+_EXTLD = re.compile(r"--?(?:extld|extar)(?:=(.*))?")
+#: Tool flags (``-gcflags``, ``-ldflags``, ``-asmflags``, ``-gccgoflags``) whose
+#: value is a file the compiler, assembler or linker writes.
+_TOOL_WRITES = frozenset({"o", "cpuprofile", "memprofile", "blockprofile", "mutexprofile",
+                          "trace", "traceprofile", "asmhdr", "linkobj", "bench", "tmpdir",
+                          "benchmarkprofile"})  # fmt: skip
+_TOOL_FLAG = re.compile(r"--?([A-Za-z][\w.-]*)(?:=(.*))?", re.DOTALL)
+_GO_TOOL_FLAGS = ("-gcflags", "-ldflags", "-asmflags", "-gccgoflags")
+#: Test flags whose value is a file (or directory) the test binary writes; go
+#: test takes each as ``-NAME`` and as ``-test.NAME``.
+_GO_TEST_WRITES = ("coverprofile", "cpuprofile", "memprofile", "blockprofile", "mutexprofile",
+                   "trace", "outputdir", "fuzzcachedir", "gocoverdir", "testlogfile")
+_GO_TEST_VALUES = ("run", "skip", "bench", "benchtime", "count", "cpu", "list", "parallel",
+                   "timeout", "shuffle", "fuzz", "fuzztime", "fuzzminimizetime",
+                   "memprofilerate", "blockprofilerate", "mutexprofilefraction", "coverpkg",
+                   "covermode")  # fmt: skip
+#: Profiles the test binary writes relative to ``-outputdir`` (when it is given).
+_GO_PROFILES = ("coverprofile", "cpuprofile", "memprofile", "blockprofile", "mutexprofile",
+                "trace")
+_GCCGO = "hands flags to gcc (-B DIR runs programs from DIR, -fplugin= loads code)"
+
+
+def _tool_words(flags: str) -> Argv:
+    """The words of one ``-gcflags`` value, without its ``pattern=`` prefix."""
+    head, eq, rest = flags.partition("=")
+    if eq and not head.startswith("-") and " " not in head:
+        flags = rest  # a package pattern before the flags
+    return split_words(flags)
+
+
+def _tool_flags(words: Argv) -> list[tuple[str, str | None, int]]:
+    """``(name, glued value or None, index)`` of each flag word in a tool's flags."""
+    found: list[tuple[str, str | None, int]] = []
+    for i, word in enumerate(words):
+        match = _TOOL_FLAG.fullmatch(word)
+        if match is not None:
+            found.append((match.group(1), match.group(2), i))
+    return found
 
 
 def _go_ldflags(argv: Argv, parsed: Parsed, out: Reading) -> None:
-    """``-ldflags='[pattern=]-extld=PROG'`` (or ``-extld PROG``): the linker runs PROG."""
+    """``-ldflags='[pattern=]-extld=PROG'`` (or ``-extld PROG``, ``-extar``): the
+    linker runs PROG; ``-extldflags`` hands flags to the external linker (gcc's
+    ``-B DIR`` runs programs from DIR): a finding."""
     for flags in parsed.values("-ldflags"):
-        head, eq, rest = flags.partition("=")
-        if eq and not head.startswith("-") and " " not in head:
-            flags = rest  # a package pattern before the flags
-        words = split_words(flags)
+        words = _tool_words(flags)
         for i, word in enumerate(words):
+            if re.fullmatch(r"--?extldflags(?:=.*)?", word, re.DOTALL):
+                out.finding(f"'{argv[0]} -ldflags -extldflags' {_GCCGO}")
+                continue
             match = _EXTLD.fullmatch(word)
             if match is None:
                 continue
@@ -78,20 +117,50 @@ def _go_ldflags(argv: Argv, parsed: Parsed, out: Reading) -> None:
                 add_program(out, f"{argv[0]} -ldflags -extld program", split_words(program))
 
 
+def _go_paths(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """Files the tools write through flags inside ``-gcflags``/``-ldflags``/…
+    (``-cpuprofile=F``), profiles placed under ``-outputdir``, every relative
+    write under ``-C DIR``; gccgo (``-gccgoflags``, ``-compiler=gccgo``) is a finding."""
+    written: list[str] = []
+    for flags in parsed.values(*_GO_TOOL_FLAGS):
+        words = _tool_words(flags)
+        for name, value, i in _tool_flags(words):
+            if name == "json" and value and "," in value:
+                value = value.split(",", 1)[1].removeprefix("file://")
+            elif name not in _TOOL_WRITES:
+                continue
+            elif value is None:
+                value = words[i + 1] if i + 1 < len(words) else ""
+            if value:
+                written.append(value)
+    if parsed.values("-gccgoflags"):
+        out.finding(f"'{argv[0]} -gccgoflags' {_GCCGO}")
+    if any(v.strip() == "gccgo" for v in parsed.values("-compiler")):
+        out.finding(f"'{argv[0]} -compiler=gccgo' builds with gcc, {_GCCGO}")
+    own = [h.value for h in parsed.hits if h.opt is not None and h.opt.writes and h.value]
+    profiles = [h.value for h in parsed.hits if h.value and h.opt is not None
+                and h.opt.canonical.removeprefix("-").removeprefix("test.") in _GO_PROFILES]
+    for outdir in parsed.values("-outputdir", "-test.outputdir"):
+        written.extend(os.path.join(outdir, p) for p in profiles if not p.startswith("/"))
+    # -modfile=F.mod: go also reads and writes F.sum beside it.
+    written.extend(m[:-4] + ".sum" for m in parsed.values("-modfile") if m.endswith(".mod"))
+    for chdir in parsed.values("-C"):
+        written.extend(os.path.join(chdir, p) for p in [*own, *written] if not p.startswith("/"))
+    out.outputs.extend(written)
+
+
 _GO_FLAGS = (
     val("-exec", runs="words"),
     val("-toolexec", runs="words"),
     val("-vettool", runs="program"),
     *(val(f"-{name}", writes=True) for name in (
-        "o", "coverprofile", "cpuprofile", "memprofile", "blockprofile", "mutexprofile",
-        "trace", "outputdir", "pkgdir")),
+        "o", "pkgdir", "modfile", "debug-actiongraph", "debug-trace", "debug-runtime-trace")),
+    *(val(f"-{name} -test.{name}", writes=True) for name in _GO_TEST_WRITES),
+    *(val(f"-{name} -test.{name}") for name in _GO_TEST_VALUES),
     *values("-C -p -asmflags -buildmode -buildvcs -compiler -gccgoflags -gcflags "
-            "-installsuffix -ldflags -mod -modfile -overlay -pgo -tags -covermode -coverpkg "
-            "-run -skip -bench -benchtime -count -cpu -list -parallel -timeout -shuffle "
-            "-fuzz -fuzztime -fuzzminimizetime -memprofilerate -blockprofilerate "
-            "-mutexprofilefraction -fuzzcachedir"),
+            "-installsuffix -ldflags -mod -overlay -pgo -tags"),
 )  # fmt: skip
-_GO_COMMAND = Entry(("go-command",), GO_ANYWHERE, _GO_FLAGS, hooks=(_go_ldflags,),
+_GO_COMMAND = Entry(("go-command",), GO_ANYWHERE, _GO_FLAGS, hooks=(_go_ldflags, _go_paths),
                     through_double_dash=True, reports=True)
 _GO_SUBCOMMANDS = ("build", "test", "vet", "run", "install", "list", "get", "clean", "generate",
                    "mod", "work", "tool", "env", "fmt", "doc", "fix", "version", "bug")
@@ -105,10 +174,24 @@ def _ini_path(setting: str) -> str:
     return value if eq and any(part in key for part in ("file", "dir", "path")) else ""
 
 
+#: ini keys whose override loads code: more options (``addopts=-p evil``),
+#: plugins, files imported as tests, import paths, conftest.py reach, a
+#: settings module (pytest-django); ``filterwarnings`` is read like ``-W``.
+_PYTEST_CODE_KEYS = frozenset({"addopts", "pytest_plugins", "required_plugins", "python_files",
+                               "pythonpath", "confcutdir", "django_settings_module"})
+
+
+def _imports_category(spec: str) -> bool:
+    """A warning filter ``action:message:category:module:lineno`` whose category
+    has a module path (``evilmod.W``): Python imports that module to find it."""
+    parts = spec.split(":")
+    return len(parts) > 2 and "." in parts[2]
+
+
 def _pytest(argv: Argv, parsed: Parsed, out: Reading) -> None:
     """``--debug[=FILE]`` (default pytestdebug.log), ``--cov-report=TYPE:PATH``,
-    and ``-o KEY=VALUE`` overrides whose key names a file or directory."""
-    del argv
+    ``-o KEY=VALUE`` overrides whose key names a file or directory (written) or
+    loads code (a finding), and warning filters that import a module."""
     if parsed.has("--debug"):
         out.outputs.extend([v for v in parsed.values("--debug") if v] or ["pytestdebug.log"])
     for report in parsed.values("--cov-report"):
@@ -116,6 +199,14 @@ def _pytest(argv: Argv, parsed: Parsed, out: Reading) -> None:
         if colon and path:
             out.outputs.append(path)
     out.outputs.extend(p for p in map(_ini_path, parsed.values("-o")) if p)
+    for setting in parsed.values("-o"):
+        key, _, value = setting.partition("=")
+        key = key.strip().lower()
+        if key in _PYTEST_CODE_KEYS or (key == "filterwarnings" and _imports_category(value)):
+            out.finding(f"'{argv[0]} -o {key}=' overrides an ini setting that loads code")
+    for spec in parsed.values("-W"):
+        if _imports_category(spec):
+            out.finding(f"'{argv[0]} -W {spec[:40]}' imports the module of a warning category")
 
 
 def _mypy(argv: Argv, parsed: Parsed, out: Reading) -> None:
@@ -221,12 +312,17 @@ ENTRIES: tuple[Entry, ...] = (
                 "--result-log", "--resultlog", "--log-file", "--html", "--json-report-file",
                 "--report-log")),
             optional("--debug"), val("--cov-report"), val("-o --override-ini"),
+            val("--pdbcls", finding="imports a debugger class"),
+            val("--cov-config", finding="reads another coverage configuration (its plugins run)"),
+            *(val(name, finding="changes which conftest.py files load")
+              for name in ("--rootdir", "--confcutdir")),
+            flag("--pyargs", finding="imports packages by name"),
             *aliases("-k, -m, -r, --tb, --deselect, --ignore, --ignore-glob, --maxfail, "
                      "--durations, --durations-min, -W --pythonwarnings, --import-mode, "
                      "--capture, --log-level, --log-format, --log-date-format, "
                      "--log-cli-level, --log-cli-format, --log-file-level, --log-file-format, "
-                     "--cov, --cov-config, --cov-fail-under, -n --numprocesses, --dist, "
-                     "--rootdir, --confcutdir, --junit-prefix, --timeout, --reruns, "
+                     "--cov, --cov-fail-under, -n --numprocesses, --dist, "
+                     "--junit-prefix, --timeout, --reruns, "
                      "--random-order-seed, --color"),
             flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
         ),
