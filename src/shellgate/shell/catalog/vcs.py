@@ -10,9 +10,14 @@ What runs: transport commands (``--upload-pack``, ``--receive-pack``, archive
 ``--exec``) and filters are shell strings git hands to ``sh -c``; ``bisect run``
 runs a program. What loads code or changes what later git commands run
 (``-c``, ``--config-env``, ``--exec-path=``, templates, ``git config`` of a key
-that names a program) is a finding. Files written through options
-(``--output``, ``--work-tree``, ``checkout-index --prefix``…) are write
-targets; relative ones under ``git -C DIR`` are joined with DIR.
+that names a program) is a finding, and so is pushing through plumbing
+(``send-pack``, ``subtree push``) that a ``git push`` rule never sees. Files
+written through options (``--output``, ``--work-tree``, ``checkout-index
+--prefix``, ``credential-store --file``…) are write targets; so are operands a
+subcommand writes (``merge-file``'s first). The directories ``clone``, ``init``
+and ``worktree add`` create are outputs: fine inside the workdir, a question
+outside it, denied on a protected path. Relative targets under ``git -C DIR``
+are joined with DIR.
 """
 
 from __future__ import annotations
@@ -20,11 +25,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 
-from shellgate.shell.argv.engine import CLAP, OPTIONAL, POSIX, Opt, Parsed
+from shellgate.shell.argv.engine import CLAP, OPTIONAL, POSIX, Dialect, Opt, Parsed
 from shellgate.shell.catalog.entry import Argv, Entry, Reading, aliases, flag, optional, val, values
 from shellgate.shell.catalog.read import add_program
 
 _CONFIG = "sets configuration that can make git run programs"
+_PUSHES = "pushes to a remote (plumbing for 'git push')"
+#: Perl's Getopt::Long as git send-email configures it: one dash or two, any
+#: case, unique prefixes, no bundles (``-SENDMAIL-CMD=x`` is ``--sendmail-cmd``).
+_GETOPT_LONG = Dialect("getopt-long", bundles=False, single_dash_long=True, long_any_case=True)
 
 
 class _Subcommands(Mapping[str, Entry]):
@@ -61,15 +70,20 @@ _CODE_KEYS = re.compile(
     r"|protocol(\..+)?\.allow|remote\..+\.(uploadpack|receivepack|proxy|vcs)"
     r"|submodule\..+\.update|instaweb\..+|hook\..+|trailer\..+\.(command|cmd)"
     r"|(diff|merge)tool\..+\.(cmd|path)|browser\..+\.(cmd|path)|web\.browser"
-    r"|man\.viewer|man\..+\.(cmd|path)|sendemail\.(.+\.)?(tocmd|cccmd|smtpserver)"
+    r"|man\.viewer|man\..+\.(cmd|path)|help\.browser|guitool\..+\.cmd|tar\..+\.command"
+    r"|sendemail\.(.+\.)?(tocmd|cccmd|headercmd|sendmailcmd|smtpserver)"
 )
+#: Keys that move where later git commands write (``core.worktree``: every
+#: checkout, reset and merge writes under it).
+_STATE_KEYS = re.compile(r"core\.worktree")
 _CONFIG_READS = ("--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color",
                  "--get-colorbool")  # fmt: skip
 _CONFIG_SETS = ("--add", "--replace-all")  # name value: a key is set
 _CONFIG_CHANGES = ("--unset", "--unset-all", "--rename-section", "--remove-section")
 #: The verbs of git 2.46's ``git config VERB``, and whether each writes.
 _CONFIG_VERBS = {"get": False, "list": False, "set": True, "unset": True,
-                 "rename-section": True, "remove-section": True, "edit": True}  # fmt: skip
+                 "rename-section": True, "rename": True, "remove-section": True,
+                 "edit": True}  # fmt: skip
 
 
 def _config(argv: Argv, parsed: Parsed, out: Reading) -> None:
@@ -89,6 +103,11 @@ def _config(argv: Argv, parsed: Parsed, out: Reading) -> None:
     key = words[0].lower() if words and setting else ""
     if _CODE_KEYS.fullmatch(key):
         out.finding(f"'git {argv[0]} {words[0]}' sets a key whose value git runs")
+    if _STATE_KEYS.fullmatch(key):
+        out.finding(f"'git {argv[0]} {words[0]}' moves where later git commands write")
+    if verb in ("rename-section", "rename") or parsed.has("--rename-section"):
+        # `--rename-section x alias` turns harmless keys into ones git runs.
+        out.finding(f"'git {argv[0]}' renames a section: it can move keys into one git runs")
     if parsed.has("--global", "--system"):
         out.finding(f"'git {argv[0]}' changes configuration every later git command reads")
     if verb == "edit" or parsed.has("-e"):
@@ -114,6 +133,74 @@ def _bisect(argv: Argv, parsed: Parsed, out: Reading) -> None:
     if words[:1] == ["run"]:
         add_program(out, "git bisect run payload", words[1:])
     del argv
+
+
+def _subtree(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``subtree push`` runs ``git push`` itself: a push no ``git push`` rule sees."""
+    if parsed.words[:1] == ["push"]:
+        out.finding(f"'git {argv[0]} push' {_PUSHES}")
+
+
+def _repository_name(source: str) -> str:
+    """The directory ``git clone SOURCE`` creates (git's ``git_url_basename``)."""
+    name = source.rstrip("/ \t")
+    if name.endswith("/.git"):
+        name = name[: -len("/.git")].rstrip("/")
+    name = re.split(r"[/:]", name)[-1]
+    for suffix in (".git", ".bundle"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def _clone(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``clone SRC [DEST]`` creates DEST (else SRC's basename, ``.git`` for a bare one)."""
+    del argv
+    words = parsed.words
+    if len(words) >= 2:
+        out.outputs.append(words[1])
+    elif words:
+        name = _repository_name(words[0])
+        if name and parsed.has("--bare", "--mirror"):
+            name += ".git"
+        if name not in ("", ".", ".."):
+            out.outputs.append(name)
+
+
+def _init(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``init DIR`` creates (or reinitialises) a repository in DIR."""
+    del argv
+    out.outputs.extend(parsed.words[:1])
+
+
+def _worktree(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``worktree add PATH`` checks a tree out at PATH, ``move WT NEW`` moves one
+    there, ``remove WT`` deletes one."""
+    del argv
+    words = parsed.words
+    verb, rest = (words[0], words[1:]) if words else ("", [])
+    if verb == "add":
+        out.outputs.extend(rest[:1])
+    elif verb == "move":
+        out.outputs.extend(rest[1:2])
+    elif verb == "remove":
+        out.deleted.extend(rest[:1])
+
+
+def _merge_file_writes(parsed: Parsed) -> list[str]:
+    """``merge-file CURRENT BASE OTHER`` writes the merge into CURRENT."""
+    if parsed.has("-p", "--object-id"):
+        return []
+    return parsed.words[:1]
+
+
+def _index_pack_writes(parsed: Parsed) -> list[str]:
+    """``index-pack --stdin PACK`` writes PACK; without ``-o`` the index lands
+    beside the pack (``x.pack``: ``x.idx``)."""
+    pack = parsed.words[:1]
+    written = list(pack) if parsed.has("--stdin") else []
+    if not parsed.values("-o"):
+        written.extend(f"{name.removesuffix('.pack')}.idx" for name in pack)
+    return written
 
 
 def _bundle(argv: Argv, parsed: Parsed, out: Reading) -> None:
@@ -167,7 +254,12 @@ _SUBCOMMANDS = {
         flag("-v --verbose", inert=True),
         flag("--progress", inert=True),
     )),
-    "send-pack": Entry(("send-pack",), options=(val("--receive-pack --exec", runs="shell"),)),
+    "send-pack": Entry(("send-pack",), options=(val("--receive-pack --exec", runs="shell"),),
+                       finding=_PUSHES),
+    "http-push": Entry(("http-push",), finding=_PUSHES),
+    "subtree": Entry(("subtree",), options=(
+        *aliases("-P --prefix, -m --message, --onto, -b --branch"),
+    ), hooks=(_subtree,), canonical_drops_options=True, no_canonical=True),
     "fetch": Entry(("fetch",), options=(
         _UPLOAD_PACK,
         *aliases("--depth, --deepen, --shallow-since, --shallow-exclude, --refmap, -j --jobs, "
@@ -192,14 +284,45 @@ _SUBCOMMANDS = {
         *aliases("-o --origin, -b --branch, --reference, --reference-if-able, --depth, "
                  "--shallow-since, --shallow-exclude, -j --jobs, --filter, --bundle-uri, "
                  "--server-option, --ref-format"),
+        flag("--bare"), flag("--mirror"), optional("--recurse-submodules"),
         flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
-    )),
+    ), hooks=(_clone,)),
     "init": Entry(("init",), options=(
         val("--template", finding="copies hooks from a template directory"),
         val("--separate-git-dir", writes=True),
         *aliases("-b --initial-branch, --object-format, --ref-format"), optional("--shared"),
         flag("-q --quiet", inert=True),
+    ), hooks=(_init,)),
+    "worktree": Entry(("worktree",), options=(
+        *aliases("-b, -B, --reason, --expire"), flag("-q --quiet", inert=True),
+    ), hooks=(_worktree,)),
+    "merge-file": Entry(("merge-file",), options=(
+        flag("-p --stdout"), flag("--object-id"),
+        *aliases("-L, --diff-algorithm"), optional("--marker-size"),
+    ), writes=_merge_file_writes),
+    "credential-store": Entry(("credential-store",), options=(val("--file", writes=True),)),
+    "credential-cache": Entry(("credential-cache",), options=(
+        val("--socket", writes=True), val("--timeout"),
     )),
+    "apply": Entry(("apply",), options=(
+        flag("--unsafe-paths", finding="applies a patch that may write anywhere"),
+        val("--build-fake-ancestor", writes=True),
+        *aliases("--directory, -p, -C, --exclude, --include, --whitespace"),
+    )),
+    "fast-export": Entry(("fast-export",), options=(
+        val("--export-marks", writes=True), val("--import-marks"), val("--import-marks-if-exists"),
+        *values("--signed-tags --signed-commits --tag-of-filtered-object --refspec "
+                "--anonymize-map --reencode --progress"),
+    )),
+    "fast-import": Entry(("fast-import",), options=(
+        val("--export-marks", writes=True), val("--import-marks"), val("--import-marks-if-exists"),
+        flag("--allow-unsafe-features",
+             finding="lets its input stream name files it reads and writes"),
+    )),
+    "index-pack": Entry(("index-pack",), options=(
+        val("-o", writes=True), flag("--stdin"),
+        *values("--index-version --threads --max-input-size --object-format"),
+    ), writes=_index_pack_writes),
     "archive": Entry(("archive",), options=(
         val("-o --output", writes=True),
         val("--exec", runs="shell"),
@@ -243,9 +366,13 @@ _SUBCOMMANDS = {
         val("-d --httpd", runs="words"), val("-b --browser", runs="program"),
         val("-m --module-path"), val("-p --port"),
     )),
-    "send-email": Entry(("send-email",), options=(
-        *(val(f"--{kind}-cmd", runs="shell") for kind in ("to", "cc", "header")),
-        val("--smtp-server"),
+    "send-email": Entry(("send-email",), _GETOPT_LONG, (
+        *(val(f"--{kind}-cmd", runs="shell") for kind in ("to", "cc", "header", "sendmail")),
+        # A full path is a sendmail-like program git runs; anything else a host.
+        val("--smtp-server", runs="program", when=lambda value: value.startswith("/")),
+        *values("--smtp-server-option --smtp-server-port --smtp-user --smtp-pass "
+                "--smtp-encryption --smtp-domain --smtp-auth --smtp-ssl-cert-path --identity "
+                "--to --cc --bcc --from --reply-to --in-reply-to --subject"),
     )),
     "daemon": Entry(("daemon",), options=(val("--access-hook", runs="program"),)),
 }  # fmt: skip
