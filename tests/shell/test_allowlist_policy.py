@@ -17,56 +17,13 @@ closing default ``ask``. The semantics checked:
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
-from typing import Any
 
 import pytest
+from allowlist_helpers import FIXTURE, NOT_ALLOW, WORKDIR, A, D, K, decider, effect, p, verdict
 
-from shellgate.config import Config
-from shellgate.decider import Decider
-from shellgate.models import CallInfo, Effect, Verdict
 from shellgate.policy.loader import SHIPPED_MODEL
 from shellgate.shell import analyse
-
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "allowlist"
-WORKDIR = "/work/project"
-A, K, D = "allow", "ask", "deny"
-NOT_ALLOW = "ask-or-deny"  # for the few cases where either refusal is sound
-
-
-@functools.cache
-def decider() -> Decider:
-    config = Config.model_validate(
-        {
-            "policy": {"paths": [str(FIXTURE)], "default": "ask"},
-            "executor": {"workspace": WORKDIR},
-            "audit": {"path": None},
-        }
-    )
-    return Decider(config)
-
-
-def verdict(command: str) -> Verdict:
-    call = CallInfo(
-        tool="bash",
-        command=command,
-        subject="agent",
-        tenant="default",
-        session="test",
-        workdir=WORKDIR,
-        workspace=WORKDIR,
-    )
-    return decider().decide(call)
-
-
-def effect(command: str) -> Effect:
-    return verdict(command).effect
-
-
-def p(id: str, command: str, expected: object) -> Any:
-    return pytest.param(command, expected, id=id)
-
 
 # --- the issue's measured sample: none of these may be allowed ------------------
 ISSUE_SAMPLE = [

@@ -16,21 +16,17 @@ A new entry is covered the moment it is declared.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from allowlist_helpers import verdict
 
-from shellgate.config import Config
-from shellgate.decider import Decider
-from shellgate.models import CallInfo, Verdict
 from shellgate.policy.loader import SHIPPED_MODEL
 from shellgate.shell.argv.engine import OPTIONAL, Opt
 from shellgate.shell.catalog import entries
 from shellgate.shell.catalog.entry import Entry
 
-WORKDIR = "/work/project"
 POLICY = "p, agent, *, *, allow\np, agent, *, rm *, deny\n"
 
 
@@ -104,18 +100,6 @@ def _cases() -> list[Case]:
 CASES = _cases()
 
 
-@functools.cache
-def decider(directory: str) -> Decider:
-    config = Config.model_validate(
-        {
-            "policy": {"paths": [directory], "default": "ask"},
-            "executor": {"workspace": WORKDIR},
-            "audit": {"path": None},
-        }
-    )
-    return Decider(config)
-
-
 @pytest.fixture(scope="module")
 def policy_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     directory: Path = tmp_path_factory.mktemp("allow-everything")
@@ -124,17 +108,9 @@ def policy_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(directory)
 
 
-def verdict(directory: str, command: str) -> Verdict:
-    call = CallInfo(
-        tool="bash", command=command, subject="agent", tenant="default",
-        session="test", workdir=WORKDIR, workspace=WORKDIR,
-    )  # fmt: skip
-    return decider(directory).decide(call)
-
-
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.command) for c in CASES])
 def test_every_declared_role_holds(policy_dir: str, case: Case) -> None:
-    got = verdict(policy_dir, case.command)
+    got = verdict(case.command, policy_dir)
     shown = [(s.segment.argv, s.decision.effect, s.decision.reason[:80]) for s in got.segments]
     if case.role in ("runs", "writes"):
         assert got.effect == "deny", shown

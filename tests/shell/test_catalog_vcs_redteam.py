@@ -9,50 +9,8 @@ named a program it runs. None may be allowed now; a protected path (``.git/confi
 
 from __future__ import annotations
 
-import functools
-from pathlib import Path
-from typing import Any
-
 import pytest
-
-from shellgate.config import Config
-from shellgate.decider import Decider
-from shellgate.models import CallInfo, Verdict
-
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "allowlist"
-WORKDIR = "/work/project"
-A, K, D = "allow", "ask", "deny"
-NOT_ALLOW = "ask-or-deny"
-
-
-@functools.cache
-def decider() -> Decider:
-    config = Config.model_validate(
-        {
-            "policy": {"paths": [str(FIXTURE)], "default": "ask"},
-            "executor": {"workspace": WORKDIR},
-            "audit": {"path": None},
-        }
-    )
-    return Decider(config)
-
-
-def verdict(command: str) -> Verdict:
-    call = CallInfo(
-        tool="bash",
-        command=command,
-        subject="agent",
-        tenant="default",
-        session="test",
-        workdir=WORKDIR,
-        workspace=WORKDIR,
-    )
-    return decider().decide(call)
-
-
-def p(id: str, command: str, expected: str) -> Any:
-    return pytest.param(command, expected, id=id)
-
+from allowlist_helpers import NOT_ALLOW, A, D, K, p, verdict
 
 REDTEAM = [
     # 1. credential-store --file is a write target.
