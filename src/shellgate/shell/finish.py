@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from shellgate.shell import catalog
 from shellgate.shell.argv.spellings import resolve, resolved_operands, respellings
 from shellgate.shell.catalog.entry import Reading
 from shellgate.shell.catalog.environment import SAFE_ASSIGNMENTS, check_subscript
@@ -19,7 +20,6 @@ from shellgate.shell.reader.drafts import Argv, Draft, Nested, Sink
 
 _CD_FLAGS = frozenset({"-L", "-P", "-e", "-@", "--"})
 _PROMPTS = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"})
-_RESOLVED_NAMES = frozenset({"rm", "rmdir", "shred", "chmod", "chown", "chgrp", "truncate", "dd"})
 
 
 def assignment_findings(name: str) -> list[str]:
@@ -74,8 +74,9 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
         if sink.cwd != sink.workdir and sink.cwd_known and operands:
             # After a `cd`, a relative operand names another file than the rule expects.
             for form in forms:
-                if form and form[0] in _RESOLVED_NAMES:
-                    resolved = resolved_operands(form, sink.cwd)
+                entry = catalog.lookup(form[0]) if form else None
+                if entry is not None and entry.cwd_operands:
+                    resolved = resolved_operands(form, sink.cwd, entry.path_keys)
                     if resolved is not None:
                         homed = _home_relative(resolved)
                         for other in (resolved, *respellings(resolved), *homed):

@@ -278,18 +278,19 @@ def respellings(argv: Argv, *, expanded: bool = False) -> list[Argv]:
     return out
 
 
-def resolved_operands(form: Argv, cwd: str) -> Argv | None:
+def resolved_operands(form: Argv, cwd: str, keys: Sequence[str] = ()) -> Argv | None:
     """``cd / && rm -rf usr``: the form with relative operands made absolute.
 
-    ``dd`` names its files as ``if=``/``of=`` operands (``cd /dev && dd of=sda``).
+    With ``keys``, only ``KEY=PATH`` operands name files, their paths resolved
+    (dd's ``if=``/``of=``: ``cd /dev && dd of=sda``).
     """
     words = [form[0]]
     changed = False
     for word in form[1:]:
         key = ""
-        if form[0] == "dd":
+        if keys:
             name, eq, value = word.partition("=")
-            if not eq or name not in ("if", "of"):
+            if not eq or name not in keys:
                 words.append(word)
                 continue
             key, word = name + "=", value

@@ -93,6 +93,11 @@ class Entry:
     writes: str | OperandWrites = ""
     #: Writing operands is its whole purpose: an admin allowing it knows it writes.
     obvious_writer: bool = False
+    #: Its operands name files it changes: after a ``cd``, deny rules also see them
+    #: resolved against the new directory (``cd / && rm -rf usr`` is ``rm -rf /usr``).
+    cwd_operands: bool = False
+    #: Operands spelled ``KEY=PATH`` whose path is resolved so (dd's ``if=``, ``of=``).
+    path_keys: tuple[str, ...] = ()
     #: Files its options name are reports and build products (``pytest
     #: --junitxml``, ``git log --output``): inside the workdir they need no
     #: question. Any other tool's option write asks, as a surprising operand does.
