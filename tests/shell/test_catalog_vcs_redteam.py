@@ -96,3 +96,12 @@ def test_git_redteam(command: str, expected: str) -> None:
         assert got.effect != A, (command, got.reason)
     else:
         assert got.effect == expected, (command, got.reason)
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [("git mv x .git/hooks/x", D), ("git mv -f a .git/hooks/pre-commit", D), ("git mv a b", A),
+     ("git apply --directory=.git/hooks x.patch", D)],
+)  # fmt: skip
+def test_git_moves_and_patch_prefixes_meet_protected_paths(command: str, expected: str) -> None:
+    assert verdict(command).effect == expected

@@ -307,7 +307,8 @@ _SUBCOMMANDS = {
     "apply": Entry(("apply",), options=(
         flag("--unsafe-paths", finding="applies a patch that may write anywhere"),
         val("--build-fake-ancestor", writes=True),
-        *aliases("--directory, -p, -C, --exclude, --include, --whitespace"),
+        val("--directory", writes=True),  # every path of the patch lands below it
+        *aliases("-p, -C, --exclude, --include, --whitespace"),
     )),
     "fast-export": Entry(("fast-export",), options=(
         val("--export-marks", writes=True), val("--import-marks"), val("--import-marks-if-exists"),
@@ -329,6 +330,10 @@ _SUBCOMMANDS = {
         *values("--remote --prefix --format --add-file --add-virtual-file --mtime"),
     ), reports=True),
     "bundle": Entry(("bundle",), hooks=(_bundle,), reports=True),
+    # `git mv x .git/hooks/x` plants a hook: the destination is written, like mv's.
+    "mv": Entry(("mv",), options=(
+        flag("-f --force"), flag("-k"), flag("-n --dry-run"), flag("-v --verbose", inert=True),
+    ), writes="last", obvious_writer=True),
     "checkout-index": Entry(("checkout-index",), reports=True, options=(
         val("--prefix", writes=True), val("--stage"),
     )),
