@@ -210,3 +210,20 @@ def test_a_call_denied_as_a_whole_is_never_in_scope_or_covered() -> None:
     grants.grant(call(), ["git push"])
     assert session_scope(v, permitted=True) == ()
     assert not grants.covers(call(), v)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("git", "ls-remote", "--upload-pack=x", "."), ("chpst", "-u", "nobody", "ls"),
+     ("tar", "-tf", "a.tar", "--to-command=x"), ("sort", "--compress-program=gzip", "f")],
+)  # fmt: skip
+def test_what_the_catalog_reads_as_running_a_program_gets_no_grant(
+    argv: tuple[str, ...],
+) -> None:
+    # None of these names is on the interpreter list: the catalog knows they run one.
+    assert runs_other_code(argv)
+
+
+@pytest.mark.parametrize("argv", [("git", "log", "-3"), ("tar", "-tf", "a.tar"), ("sort", "f")])
+def test_plain_uses_of_the_same_tools_can_be_granted(argv: tuple[str, ...]) -> None:
+    assert not runs_other_code(argv)
