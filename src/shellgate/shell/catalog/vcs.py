@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping
 
 from shellgate.shell.argv.engine import CLAP, OPTIONAL, POSIX, Dialect, Opt, Parsed
 from shellgate.shell.catalog.entry import Argv, Entry, Reading, aliases, flag, optional, val, values
+from shellgate.shell.catalog.gitconfig import CONFIG_FLAGS, command_line_config, config_hook
 from shellgate.shell.catalog.read import add_program
 
 _CONFIG = "sets configuration that can make git run programs"
@@ -55,64 +56,6 @@ class _Subcommands(Mapping[str, Entry]):
 
 
 _VERBATIM = Entry(("git-subcommand",), canonical_drops_options=True, no_canonical=True)
-
-
-# -- git config: which settings make git run a program ------------------------------
-
-#: Keys (lower case; ``.+`` a subsection) whose value git runs, or that load
-#: more configuration, hooks or helpers that do.
-_CODE_KEYS = re.compile(
-    r"core\.(fsmonitor|hookspath|pager|editor|sshcommand|askpass|gitproxy|alternaterefscommand)"
-    r"|sequence\.editor|diff\.external|interactive\.difffilter|init\.templatedir"
-    r"|diff\..+\.(command|textconv)|merge\..+\.driver|filter\..+\.(clean|smudge|process)"
-    r"|alias\..+|credential(\..+)?\.helper|gpg(\..+)?\.program|gpg\.ssh\.defaultkeycommand"
-    r"|pager\..+|uploadpack\.packobjectshook|include\.path|includeif\..+"
-    r"|protocol(\..+)?\.allow|remote\..+\.(uploadpack|receivepack|proxy|vcs)"
-    r"|submodule\..+\.update|instaweb\..+|hook\..+|trailer\..+\.(command|cmd)"
-    r"|(diff|merge)tool\..+\.(cmd|path)|browser\..+\.(cmd|path)|web\.browser"
-    r"|man\.viewer|man\..+\.(cmd|path)|help\.browser|guitool\..+\.cmd|tar\..+\.command"
-    r"|sendemail\.(.+\.)?(tocmd|cccmd|headercmd|sendmailcmd|smtpserver)"
-)
-#: Keys that move where later git commands write (``core.worktree``: every
-#: checkout, reset and merge writes under it).
-_STATE_KEYS = re.compile(r"core\.worktree")
-_CONFIG_READS = ("--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color",
-                 "--get-colorbool")  # fmt: skip
-_CONFIG_SETS = ("--add", "--replace-all")  # name value: a key is set
-_CONFIG_CHANGES = ("--unset", "--unset-all", "--rename-section", "--remove-section")
-#: The verbs of git 2.46's ``git config VERB``, and whether each writes.
-_CONFIG_VERBS = {"get": False, "list": False, "set": True, "unset": True,
-                 "rename-section": True, "rename": True, "remove-section": True,
-                 "edit": True}  # fmt: skip
-
-
-def _config(argv: Argv, parsed: Parsed, out: Reading) -> None:
-    """Setting a key git runs is a finding; so is any write to the global or
-    system file, which every later git command reads. Reading stays clean."""
-    words = parsed.words
-    verb = words[0] if words and words[0] in _CONFIG_VERBS else ""
-    if verb:
-        writes, words = _CONFIG_VERBS[verb], words[1:]
-    elif parsed.has(*_CONFIG_SETS, *_CONFIG_CHANGES, "-e"):
-        writes = True
-    else:
-        writes = not parsed.has(*_CONFIG_READS, "-l") and len(words) >= 2
-    if not writes:
-        return
-    setting = verb == "set" or (not verb and not parsed.has(*_CONFIG_CHANGES, "-e"))
-    key = words[0].lower() if words and setting else ""
-    if _CODE_KEYS.fullmatch(key):
-        out.finding(f"'git {argv[0]} {words[0]}' sets a key whose value git runs")
-    if _STATE_KEYS.fullmatch(key):
-        out.finding(f"'git {argv[0]} {words[0]}' moves where later git commands write")
-    if verb in ("rename-section", "rename") or parsed.has("--rename-section"):
-        # `--rename-section x alias` turns harmless keys into ones git runs.
-        out.finding(f"'git {argv[0]}' renames a section: it can move keys into one git runs")
-    if parsed.has("--global", "--system"):
-        out.finding(f"'git {argv[0]}' changes configuration every later git command reads")
-    if verb == "edit" or parsed.has("-e"):
-        out.finding(f"'git {argv[0]} --edit' can change any key")
-    out.writes.extend(parsed.values("-f"))
 
 
 def _submodule(argv: Argv, parsed: Parsed, out: Reading) -> None:
@@ -340,10 +283,10 @@ _SUBCOMMANDS = {
     "config": Entry(("config",), options=(
         val("-f --file", finding="reads or writes a configuration file of its choosing"),
         flag("--global"), flag("--system"), flag("--local"), flag("--worktree"),
-        *(flag(name) for name in (*_CONFIG_READS, *_CONFIG_SETS, *_CONFIG_CHANGES)),
+        *(flag(name) for name in CONFIG_FLAGS),
         flag("-l --list"), flag("-e --edit"),
         *values("--blob --type --default --comment --value"),
-    ), hooks=(_config,)),
+    ), hooks=(config_hook,)),
     "rebase": Entry(("rebase",), options=(
         val("-x --exec", runs="shell"),
         *aliases("--onto, -s --strategy, -X --strategy-option, -C, --whitespace"),
@@ -385,16 +328,6 @@ _SUBCOMMANDS = {
 
 def _join(base: str, path: str) -> str:
     return path if not base or path.startswith(("/", "~")) else f"{base.rstrip('/')}/{path}"
-
-
-def _config_on_the_command_line(argv: Argv, parsed: Parsed, out: Reading) -> None:
-    """``git -c core.pager='CMD' log``: git runs the value of a code key through
-    the shell, so it is a payload of its own (a deny rule on CMD meets it)."""
-    del argv
-    for setting in parsed.values("-c"):
-        key, eq, value = setting.partition("=")
-        if eq and value and _CODE_KEYS.fullmatch(key.lower()):
-            out.payloads.append((f"git -c {key} payload", value))
 
 
 def _git(argv: Argv, parsed: Parsed, out: Reading) -> None:
@@ -445,6 +378,6 @@ ENTRIES: tuple[Entry, ...] = (
         # (`--work-tree=.git/hooks checkout …` plants a hook): they ask, and
         # protected paths deny them. What its subcommands write (log --output,
         # checkout-index --prefix) are reports: no question inside the workdir.
-        hooks=(_git, _config_on_the_command_line),
+        hooks=(_git, command_line_config),
     ),
 )  # fmt: skip
