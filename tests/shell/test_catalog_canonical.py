@@ -20,6 +20,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from shellgate.policy.patterns import compile_pattern
+from shellgate.shell.argv.canonical import joined
 from shellgate.shell.argv.engine import OPTIONAL, Opt
 from shellgate.shell.catalog import entries, read
 from shellgate.shell.catalog.entry import Entry
@@ -195,3 +196,19 @@ def test_rm_deny_patterns_meet_every_spelling(pattern: str, command: str) -> Non
 
 def test_the_catalog_has_entries_to_draw_from() -> None:
     assert any(t.id == "rm" for t in TARGETS)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "argv"),
+    [("chown -R *", ("chown", "--from= 0", "-R", "1234", "x")),
+     ("make install *", ("make", "-C", "/tmp/a b", "install")),
+     ("git push -f *", ("git", "push", "--all", "--repo=/tmp/r b.git", "-f")),
+     ("sed -i *", ("sed", "-e", "s/a/b c/", "-i", "f"))],
+)  # fmt: skip
+def test_an_option_value_with_a_blank_is_still_one_word_to_skip(
+    pattern: str, argv: tuple[str, ...]
+) -> None:
+    reading = read(argv)
+    assert reading is not None
+    assert reading.canonical is not None
+    assert compile_pattern(pattern).matches_canonical(joined(reading.canonical))

@@ -102,6 +102,8 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
 
 def explain_text(verdict: Verdict) -> str:
     """The human explanation: the answer, then each segment, its readings and its rule."""
+    from shellgate.shell.argv.canonical import shown
+
     top = verdict.decision
     where = f"{top.layer}" + (f", rule {top.rule}" if top.rule else "")
     lines = [f"{top.effect}: {top.reason}", f"  decided by {where}"]
@@ -115,7 +117,7 @@ def explain_text(verdict: Verdict) -> str:
         for form in seg.all_forms()[1:]:
             lines.append(f"  also read as: {' '.join(form)}")
         for canonical in seg.canonical:
-            lines.append(f"  canonical: {canonical}")
+            lines.append(f"  canonical: {shown(canonical)}")
         for finding in seg.findings:
             lines.append(f"  finding: {finding}")
         for target in seg.writes:

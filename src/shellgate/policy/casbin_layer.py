@@ -25,6 +25,7 @@ from shellgate.hookspecs import hookimpl
 from shellgate.models import CallInfo, Decision, Segment
 from shellgate.policy.index import PolicyIndex, rank
 from shellgate.policy.loader import PolicySource, Rule, load_policy_set
+from shellgate.shell.argv.canonical import shown
 
 LAYER = "casbin"
 
@@ -122,15 +123,16 @@ def explain(match: Match, segment: Segment) -> str:
     """The decision's reason: the admin's own text if given, else what matched."""
     rule = match.rule
     kind = "canonical form" if match.canonical else "read as"
-    how = "" if match.text == segment.command else f" ({kind} '{match.text[:200]}')"
+    read = shown(match.text) if match.canonical else match.text
+    how = "" if match.text == segment.command else f" ({kind} '{read[:200]}')"
     what = f"'{segment.command[:200]}'{how}"
-    text = rule.pattern.text
-    shown = f"{rule.effect} '{text if len(text) <= 60 else text[:57] + '...'}'"
+    pattern = rule.pattern.text
+    rule_text = f"{rule.effect} '{pattern if len(pattern) <= 60 else pattern[:57] + '...'}'"
     # The rule's file:line travels in Decision.rule, and every renderer prints it
     # beside this reason, so the reason says only what the rule is and matched.
     if rule.reason:
-        return f"{rule.reason} ({shown} matches {what})"
-    return f"{shown} for {rule.subject} in tenant {rule.tenant} matches {what}"
+        return f"{rule.reason} ({rule_text} matches {what})"
+    return f"{rule_text} for {rule.subject} in tenant {rule.tenant} matches {what}"
 
 
 class CasbinLayer:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from shellgate.shell import catalog
+from shellgate.shell.argv.canonical import joined
 from shellgate.shell.argv.spellings import respellings
 from shellgate.shell.catalog.entry import Argv, Program
 from shellgate.shell.catalog.read import basename
@@ -162,7 +163,7 @@ def read_argv(argv: Argv) -> ArgvReading:
         targets = reading.writes
         files, wiped = reading.outputs, reading.deleted
         if reading.canonical is not None:
-            canonical.append(" ".join(reading.canonical))
+            canonical.append(joined(reading.canonical))
         writes.extend(targets)
         if targets and not reading.obvious_writer:
             surprising.extend(targets)

@@ -26,6 +26,21 @@ import re
 from collections.abc import Sequence
 
 _SKIP = r"(?: -[^ ]*)*?"
+#: Stands for a blank inside one canonical word (``--repo=/tmp/r b.git``) in the
+#: joined text rules match, so ``_SKIP`` can step over that word as one: a C0
+#: character, which the input guard never lets into a command.
+WORD_BLANK = "\x1f"
+
+
+def joined(words: Sequence[str]) -> str:
+    """The canonical text rules match: words joined by blanks, a word's own
+    blanks kept inside it (shown as blanks again by :func:`shown`)."""
+    return " ".join(word.replace(" ", WORD_BLANK) for word in words)
+
+
+def shown(text: str) -> str:
+    """A canonical text as a person reads it."""
+    return text.replace(WORD_BLANK, " ")
 
 
 def option_word(name: str, value: str | None, *, glued_short: bool) -> str:
@@ -69,8 +84,9 @@ def pattern_regex(words: Sequence[str], any_tail: bool) -> str:
 
     Before every word but the first, and at the end, any option words may stand
     (``_SKIP`` matches only words that begin with a dash), so the pattern's
-    options are required and the command's others are allowed. An option whose
-    value holds a blank cannot be skipped, which only makes a rule match less.
+    options are required and the command's others are allowed. A blank inside
+    an option's value is ``WORD_BLANK`` in the text matched, so that option is
+    one word to skip like any other.
     """
     out = [_glob(words[0], option=False)] if words else []
     operands = False  # after `--` every word is an operand, dash or not
