@@ -19,7 +19,8 @@ from shell_policy_helpers import WORKDIR, decision
 from shellgate.models import Segment
 from shellgate.policy.casbin_layer import PolicyEngine
 from shellgate.policy.loader import SHIPPED_MODEL
-from shellgate.shell import analyse
+from shellgate.policy.patterns import compile_pattern
+from shellgate.shell import analyse, catalog
 
 HOME = str(Path.home())
 
@@ -288,3 +289,15 @@ def test_kill_and_systemctl_keep_their_deny_side_forms() -> None:
 def test_mktemp_writes_in_its_directory() -> None:
     assert HOOK in writes("mktemp --tmpdir=.git/hooks")
     assert f"{HOOK}/x.XXXX" in writes("mktemp -p .git/hooks x.XXXX")
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["kill -s KILL 1", "kill -KILL 1", "kill -SIGKILL 1", "kill -sKILL 1", "kill -kill 1",
+     "kill -s kill 1", "kill -n 9 1", "kill -09 1", "kill -s 0009 1", "kill --signal=9 1"],
+)  # fmt: skip
+def test_every_spelling_of_a_signal_meets_a_rule_on_its_number(command: str) -> None:
+    reading = catalog.read(tuple(command.split()))
+    assert reading is not None
+    assert reading.canonical == ("kill", "-9", "--", "1")
+    assert compile_pattern("kill -9 *").matches_canonical(" ".join(reading.canonical))

@@ -14,6 +14,7 @@ Each such spelling is the entry's canonical form and also a deny-side form
 from __future__ import annotations
 
 import re
+import signal
 
 from shellgate.shell.argv.engine import Parsed
 from shellgate.shell.catalog.entry import Argv, Entry, Reading, flag, val
@@ -23,13 +24,51 @@ _NUMBER = re.compile(r"[ \t\n\v\f\r]*([+-]?)([0-9]+)[ \t\n\v\f\r]*")
 _KILL_OPTION_ARG = frozenset({"-s", "-n", "--signal", "-q", "--queue"})
 
 
-def kill_form(argv: Argv) -> Argv | None:
+def _number(spec: str) -> str | None:
+    """A signal as its number (``KILL``, ``SIGKILL``, ``kill``, ``09`` are ``9``)."""
+    if spec.isdigit():
+        return str(int(spec))
+    name = spec.upper()
+    name = name if name.startswith("SIG") else "SIG" + name
+    try:
+        return str(signal.Signals[name].value)
+    except KeyError:
+        return None
+
+
+def _signal_numbers(options: Argv) -> Argv:
+    """``-s KILL``, ``-sKILL``, ``--signal=KILL``, ``-n 9``, ``-KILL``, ``-SIGKILL``
+    all as ``-9``: a rule on ``kill -9 *`` meets every spelling of the signal."""
+    out: list[str] = []
+    i = 0
+    while i < len(options):
+        word, start = options[i], i
+        spec: str | None = None
+        if word in ("-s", "-n", "--signal") and i + 1 < len(options):
+            spec, i = options[i + 1], i + 1
+        elif word.startswith("--signal="):
+            spec = word.partition("=")[2]
+        elif word[:2] in ("-s", "-n") and len(word) > 2 and _number(word[2:]) is not None:
+            spec = word[2:]
+        elif word.startswith("-") and not word.startswith("--") and word not in ("-q",):
+            spec = word[1:]
+        number = _number(spec) if spec is not None else None
+        if number is not None:
+            out.append("-" + number)
+        else:
+            out.extend(options[start : i + 1])  # not a signal it knows: as written
+        i += 1
+    return tuple(out)
+
+
+def kill_form(argv: Argv, *, numbers: bool = False) -> Argv | None:
     """``kill -9 -01`` → ``kill -9 -- -1``: the signal words, ``--``, the pids.
 
     As bash's ``kill`` reads it: ``-s SIG``/``-n NUM`` (and procps ``-q VALUE``),
     one ``-SIG`` word, ``--``; every word after those is a pid or job, and a
     number is read as an integer (``-01``, ``' -1'`` and ``-0001`` are ``-1``).
     ``None`` when it lists signals, names no pid, or is spelled so already.
+    ``numbers``: every spelling of a known signal as its number (``-9``).
     """
     i, n = 1, len(argv)
     signal = False
@@ -56,6 +95,8 @@ def kill_form(argv: Argv) -> Argv | None:
             continue
         break
     options = argv[1 : min(i, n)]
+    if numbers:
+        options = _signal_numbers(options)
     if options[-1:] == ("--",):
         options = options[:-1]
     pids = []
@@ -71,14 +112,15 @@ def kill_form(argv: Argv) -> Argv | None:
 
 def _kill_words(argv: Argv, parsed: Parsed) -> list[str]:
     del parsed
-    return list((kill_form(argv) or argv)[1:])
+    return list((kill_form(argv, numbers=True) or argv)[1:])
 
 
 def _kill_form(argv: Argv, parsed: Parsed, out: Reading) -> None:
     del parsed
-    form = kill_form(argv)
-    if form is not None:
-        out.forms.append(form)
+    # The signal as written (rules name `-s KILL`) and as its number (`-9`).
+    for form in (kill_form(argv), kill_form(argv, numbers=True)):
+        if form is not None and form not in out.forms:
+            out.forms.append(form)
 
 
 def _verb_form(argv: Argv, parsed: Parsed, out: Reading) -> None:
