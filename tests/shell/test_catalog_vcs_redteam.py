@@ -9,8 +9,14 @@ named a program it runs. None may be allowed now; a protected path (``.git/confi
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 from allowlist_helpers import NOT_ALLOW, A, D, K, p, verdict
+
+from shellgate.policy.patterns import compile_pattern
+from shellgate.shell import catalog
+from shellgate.shell.argv.canonical import joined
 
 REDTEAM = [
     # 1. credential-store --file is a write target.
@@ -105,3 +111,33 @@ def test_git_redteam(command: str, expected: str) -> None:
 )  # fmt: skip
 def test_git_moves_and_patch_prefixes_meet_protected_paths(command: str, expected: str) -> None:
     assert verdict(command).effect == expected
+
+
+@pytest.mark.parametrize(
+    ("pattern", "command"),
+    [("git reset --hard *", "git reset --har HEAD~1"), ("git reset --hard *", "git reset x --hard"),
+     ("git clean -fdx *", "git clean -xdf"), ("git clean -fdx *", "git clean --force -d -x"),
+     ("git clean -fdx *", "git clean -dfx -e y"), ("git branch -D *", "git branch -d -f x"),
+     ("git branch -D *", "git branch --delete --force x"), ("git branch -d -f *", "git branch -D x"),
+     ("pip install *", "pip -v install x"), ("pip install *", "pip3.11 --proxy p install x"),
+     ("python -m pip install *", "python3.11 -m pip install x")],
+)  # fmt: skip
+def test_deny_rules_on_destructive_git_and_pip_meet_every_spelling(
+    pattern: str, command: str
+) -> None:
+    reading = catalog.read(tuple(shlex.split(command)))
+    assert reading is not None
+    assert reading.canonical is not None
+    assert compile_pattern(pattern).matches_canonical(joined(reading.canonical)), reading.canonical
+
+
+@pytest.mark.parametrize(
+    ("pattern", "command"),
+    [("git reset --hard *", "git reset HEAD~1"), ("git branch -D *", "git branch -d x"),
+     ("git clean -fdx *", "git clean -n")],
+)  # fmt: skip
+def test_the_milder_spellings_are_not_caught(pattern: str, command: str) -> None:
+    reading = catalog.read(tuple(command.split()))
+    assert reading is not None
+    assert reading.canonical is not None
+    assert not compile_pattern(pattern).matches_canonical(joined(reading.canonical))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 
-from shellgate.shell.argv.engine import CLAP, NOPT, POSIX, Dialect, Parsed
+from shellgate.shell.argv.engine import CLAP, GNU_PREFIX, NOPT, POSIX, Dialect, Parsed
 from shellgate.shell.catalog.entry import Argv, Entry, Reading, aliases, flag, optional, val, values
 from shellgate.shell.catalog.read import add_program, split_words
 
@@ -225,7 +225,28 @@ _MYPY_REPORTS = ("--junit-xml", "--cache-dir", "--html-report", "--txt-report",
                  "--status-file", "--log-file")  # fmt: skip
 _NPM_SCRIPTS = "changes what npm scripts run"
 
+#: pip's general options: the subcommand follows (`pip -q install x`); options
+#: that change nothing a rule cares about are inert, so rules meet `pip install`.
+_PIP = Entry(
+    ("pip", "pip3"),
+    GNU_PREFIX,
+    canonical_name="pip",
+    options=(
+        *(flag(name, inert=True) for name in (
+            "-v --verbose", "-q --quiet", "--isolated", "--no-cache-dir", "--no-color",
+            "--no-input", "--disable-pip-version-check", "--require-virtualenv",
+            "--no-python-version-warning")),
+        *(val(name, inert=True) for name in (
+            "--proxy", "--retries", "--timeout", "--exists-action", "--trusted-host",
+            "--cert", "--client-cert", "--cache-dir", "--use-feature", "--use-deprecated")),
+        val("--log --log-file", writes=True),
+        val("--python", runs="program"),
+    ),
+)
+PATTERNS = ((r"pip\d+(?:\.\d+)*", _PIP),)
+
 ENTRIES: tuple[Entry, ...] = (
+    _PIP,
     Entry(
         ("make", "gmake"),
         options=(

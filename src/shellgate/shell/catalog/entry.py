@@ -104,6 +104,9 @@ class Entry:
     reports: bool = False
     subcommands: Mapping[str, Entry] = field(default_factory=dict)
     hooks: tuple[Hook, ...] = ()
+    #: The name rules see for every name and version of it (``python`` for
+    #: ``python3.11``); empty: the name as written (``bash`` is not ``sh``).
+    canonical_name: str = ""
     #: Running it at all is a finding (``eval``): the text says why.
     finding: str = ""
     #: Option checks read past ``--`` (it may be the argument of the option before it).

@@ -142,6 +142,7 @@ def _data_url(value: str) -> bool:
 _PYTHON = Entry(
     ("python",),
     POSIX,
+    canonical_name="python",  # python3, python3.12, pypy3: one name to rules
     options=(
         val("-c", last=True, finding=INLINE),
         val("-m", last=True),

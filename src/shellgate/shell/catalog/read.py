@@ -95,7 +95,9 @@ def apply(
     out.obvious_writer |= entry.obvious_writer
     if entry.runs is not None:
         _wrapper(argv, entry, parsed, out)
-    canonical.append(basename(name) if not canonical else name)
+    # An entry may name its versions one way for rules (`python3.11` is
+    # `python`); otherwise the command keeps its basename, a subcommand its word.
+    canonical.append((entry.canonical_name or basename(name)) if not canonical else name)
     own = entry.canonical_words(argv, parsed) if entry.canonical_words is not None else None
     if own is not None:
         canonical.extend(own)

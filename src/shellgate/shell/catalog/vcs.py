@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 
+from shellgate.shell.argv.canonical import operand_words, option_words
 from shellgate.shell.argv.engine import CLAP, OPTIONAL, POSIX, Dialect, Opt, Parsed
 from shellgate.shell.catalog.entry import Argv, Entry, Reading, aliases, flag, optional, val, values
 from shellgate.shell.catalog.gitconfig import CONFIG_FLAGS, command_line_config, config_hook
@@ -184,6 +185,26 @@ _SUBCOMMANDS = {
                 "--cover-from-description"),
         *_REVISIONS[1:],
     ), reports=True),
+    # Commands that throw work away, which admins write deny rules for: their
+    # options are declared so every spelling reaches one canonical form.
+    "reset": Entry(("reset",), options=(
+        flag("--hard"), flag("--soft"), flag("--mixed"), flag("--merge"), flag("--keep"),
+        flag("-q --quiet", inert=True), flag("-p --patch"), flag("-N --intent-to-add"),
+        optional("--recurse-submodules"), flag("--no-refresh"), flag("--refresh"),
+        val("--pathspec-from-file"), flag("--pathspec-file-nul"),
+    )),
+    "clean": Entry(("clean",), options=(
+        flag("-f --force"), flag("-d"), flag("-x"), flag("-X"), flag("-n --dry-run"),
+        flag("-q --quiet", inert=True), flag("-i --interactive"), val("-e --exclude"),
+    )),
+    "branch": Entry(("branch",), options=(
+        flag("-d --delete"), flag("-D"), flag("-f --force"), flag("-m --move"), flag("-M"),
+        flag("-c --copy"), flag("-C"), flag("-r --remotes"), flag("-a --all"),
+        flag("-l --list"), flag("-v --verbose", inert=True), flag("-q --quiet", inert=True),
+        val("-u --set-upstream-to"), flag("--unset-upstream"), val("-t --track", takes=-1),
+        *values("--contains --no-contains --merged --no-merged --points-at --sort "
+                "--format --color --column"),
+    ), canonical_words=lambda argv, parsed: _branch_words(parsed)),
     "push": Entry(("push",), options=(
         flag("-f --force"),
         optional("--force-with-lease"),
@@ -324,6 +345,24 @@ _SUBCOMMANDS = {
     )),
     "daemon": Entry(("daemon",), options=(val("--access-hook", runs="program"),)),
 }  # fmt: skip
+
+
+def _branch_words(parsed: Parsed) -> list[str] | None:
+    """``-D`` is ``--delete --force``, ``-M`` is ``--move --force``, ``-C`` is
+    ``--copy --force`` (git's own definitions): spelled so, a rule on
+    ``git branch -D *`` and one on ``git branch -d -f *`` meet every spelling."""
+    names = {hit.name for hit in parsed.hits}
+    if not names & {"-D", "-M", "-C"}:
+        return None
+    expand = {"-D": ("-d", "-f"), "-M": ("-m", "-f"), "-C": ("-c", "-f")}
+    hits: list[tuple[str, str | None]] = []
+    for hit in parsed.hits:
+        if hit.opt is not None and hit.opt.inert:
+            continue
+        for name in expand.get(hit.name, (hit.name,)):
+            hits.append((name, hit.value))
+    words = option_words(hits, glued_short=True)
+    return [*words, *operand_words(parsed.words)]
 
 
 def _join(base: str, path: str) -> str:
