@@ -71,7 +71,7 @@ SPELLINGS = {
     "systemctl reboot": ["systemctl --force reboot", "systemctl -i reboot",
                          "systemctl reboot --force", "systemctl -H host reboot",
                          "systemctl --no-block -- reboot"],
-    "dd if=/dev/zero of=/dev/sda bs=1M": ["dd of=/dev/sda if=/dev/zero bs=1M",
+    "dd of=/dev/sda if=/dev/zero bs=1M": ["dd if=/dev/zero of=/dev/sda bs=1M",
                                           "dd bs=1M of=/dev/sda if=/dev/zero"],
     "less -olog f": ["less -o log f", "less --log-file=log f", "less --LOG-FILE log f",
                       "less --log=log f"],
@@ -301,3 +301,14 @@ def test_every_spelling_of_a_signal_meets_a_rule_on_its_number(command: str) -> 
     assert reading is not None
     assert reading.canonical == ("kill", "-9", "--", "1")
     assert compile_pattern("kill -9 *").matches_canonical(" ".join(reading.canonical))
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["dd if=x of=/dev/sda", "dd bs=1M if=x of=/dev/sda", "dd of=//dev/sda if=x",
+     "dd of=/proc/self/root/dev/sda", "dd -- if=x of=/dev/sda"],
+)  # fmt: skip
+def test_a_dd_rule_written_with_of_first_meets_every_operand_order(command: str) -> None:
+    segment = analyse(command, workdir=WORKDIR).segments[0]
+    pattern = compile_pattern("dd of=/dev/*")
+    assert any(pattern.matches_canonical(c) for c in segment.canonical), segment.canonical

@@ -95,9 +95,11 @@ def _dd_writes(parsed: Parsed) -> list[str]:
 
 
 def _dd_words(argv: Argv, parsed: Parsed) -> list[str]:
-    """``if=`` then ``of=`` then the other operands as written: order means nothing to dd."""
+    """``of=`` then ``if=`` then the other operands as written: order means
+    nothing to dd. What it writes comes first, so the rule admins write,
+    ``dd of=/dev/*``, meets ``dd if=x of=/dev/sda bs=1M`` (its ``*`` runs on)."""
     del parsed
-    rank = {"if": 0, "of": 1}
+    rank = {"of": 0, "if": 1}
     return sorted(argv[1:], key=lambda word: rank.get(word.partition("=")[0], 2))
 
 
