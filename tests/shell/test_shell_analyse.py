@@ -272,3 +272,15 @@ def test_the_analysis_cache_keys_on_home_and_workdir(monkeypatch: pytest.MonkeyP
     assert analyse("touch x", workdir="/a").segments[0].writes == ("/a/x",)
     assert analyse("touch x", workdir="/b").segments[0].writes == ("/b/x",)
     assert analyse(command) is bob  # the same answer, shared (frozen)
+
+
+@pytest.mark.parametrize(
+    ("command", "known"),
+    [("cd /etc && rm -rf x", True), ("pushd /etc && rm -rf x", True),
+     ("popd && rm -rf x", False), ("pushd +1 && rm -rf x", False), ("cd a b && rm x", False)],
+)  # fmt: skip
+def test_the_catalog_says_which_commands_move_the_shell(command: str, known: bool) -> None:
+    rm = analyse(command, workdir="/w").segments[-1]
+    resolved = ("rm", "-rf", "/etc/x") in rm.all_forms()
+    relative_finding = any("relative to a directory" in f for f in rm.findings)
+    assert (resolved if known else relative_finding), (rm.all_forms(), rm.findings)

@@ -18,7 +18,6 @@ from shellgate.shell.catalog.environment import SAFE_ASSIGNMENTS, check_subscrip
 from shellgate.shell.forms import read_argv
 from shellgate.shell.reader.drafts import Argv, Draft, Nested, Sink
 
-_CD_FLAGS = frozenset({"-L", "-P", "-e", "-@", "--"})
 _PROMPTS = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"})
 
 
@@ -147,15 +146,13 @@ def _track_cd(draft: Draft, sink: Sink) -> None:
     if not draft.argv:
         return
     for form in draft.forms:
-        if not form or form[0] not in ("cd", "pushd", "popd"):
-            continue
-        operands = [word for word in form[1:] if word not in _CD_FLAGS]
-        if form[0] == "cd" and not operands and not draft.findings and _home():
-            operands = ["~"]  # a bare cd goes home
-        if form[0] == "popd" or len(operands) != 1 or draft.findings:
+        reading = catalog.read(form) if form else None
+        if reading is None or reading.chdir is None:
+            continue  # the catalog says which commands move the shell (cd, pushd, popd)
+        target = reading.chdir
+        if not target or draft.findings:
             sink.cwd_known = False
             return
-        target = operands[0]
         home = _home()
         if home and (target == "~" or target.startswith("~/")):
             target = home + target[1:]  # bash expands ~ with HOME, as writes do here

@@ -106,7 +106,34 @@ def _literal(names: tuple[str, ...], *, finding: str = "", hooks: tuple[Hook, ..
                  canonical_drops_options=True)  # fmt: skip
 
 
+def _cd(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``cd DIR``: the directory the next commands run in; a bare ``cd`` goes home."""
+    del argv
+    words = parsed.words
+    out.chdir = words[0] if len(words) == 1 else ("~" if not words else "")
+
+
+def _pushd(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``pushd DIR`` moves there; ``pushd`` alone or ``+N``/``-N`` rotates the
+    stack: where the shell is then is not known here."""
+    del argv
+    words = parsed.words
+    plain = len(words) == 1 and not words[0].startswith(("+", "-"))
+    out.chdir = words[0] if plain else ""
+
+
+def _popd(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``popd`` goes to the directory on the stack: not known here."""
+    del argv, parsed
+    out.chdir = ""
+
+
+_CD = (flag("-L"), flag("-P"), flag("-e"), flag("-@"))
+
 ENTRIES: tuple[Entry, ...] = (
+    Entry(("cd",), POSIX, _CD, hooks=(_cd,)),
+    Entry(("pushd",), POSIX, (flag("-n"),), hooks=(_pushd,)),
+    Entry(("popd",), POSIX, (flag("-n"),), hooks=(_popd,)),
     _literal(("eval",), finding="runs a string as a command", hooks=(_eval,)),
     _literal(("source", "."), finding="runs the commands of a file in this shell"),
     _literal(("alias",), finding="defines a command name", hooks=(_alias,)),

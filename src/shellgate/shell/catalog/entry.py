@@ -54,6 +54,9 @@ class Reading:
     deleted: list[str] = field(default_factory=list)
     #: It reads shell commands from its stdin (a here-string or heredoc is parsed).
     stdin_shell: bool = False
+    #: The shell's directory after it (``cd``): the operand as written, ``""``
+    #: for a directory the analysis cannot know; ``None`` when it changes none.
+    chdir: str | None = None
     #: Its operands are written, and that is its whole purpose (cp, rm, touch…).
     obvious_writer: bool = False
     #: The canonical spelling of the command, for deny and ask rules (None: no entry).
