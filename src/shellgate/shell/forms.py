@@ -56,7 +56,6 @@ class ArgvReading:
 @dataclass
 class _Walk:
     forms: list[Argv] = field(default_factory=list)
-    chain: dict[Argv, bool] = field(default_factory=dict)  # form -> a program runs it
     payloads: list[tuple[str, str]] = field(default_factory=list)
     truncated: bool = False
 
@@ -82,7 +81,6 @@ def unwrap(argv: Argv) -> _Walk:
             walk.truncated = True
             return walk
         walk.forms.append(form)
-        walk.chain.setdefault(form, chain)
         norm = basename_form(form)
         queued: list[tuple[int, Argv, bool]] = []
         if norm != form:
@@ -130,9 +128,6 @@ def _respelled(walk: _Walk) -> None:
                 walk.truncated = True
             seen.update(extra)
             walk.forms.extend(extra)
-            chain = walk.chain.get(form, False)
-            for f in extra:
-                walk.chain.setdefault(f, chain or inner.chain.get(f, False))
             if other[0] != form[0]:
                 pending.extend(extra)
             if walk.truncated:
