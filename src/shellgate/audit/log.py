@@ -39,7 +39,7 @@ from shellgate.audit._chain import (
     plain,
     record_hash,
 )
-from shellgate.audit._fit import seal
+from shellgate.audit._fit import FIT_KEYS, seal
 from shellgate.errors import AuditError
 
 _TAIL_CHUNK_BYTES = 64 * 1024
@@ -180,14 +180,17 @@ class AuditLog:
     def append(self, record: Mapping[str, object]) -> str:
         """Write ``record`` as the next line of the chain and return its hash.
 
-        Adds ``seq``, ``time``, ``prev`` and ``hash``; the caller must not supply
-        them. Refuses (``AuditError``) keys named ``env``/``environment`` at any
-        depth, non-JSON values, records over ``MAX_RECORD_BYTES``, a closed log and
-        a log whose earlier write failed.
+        Adds ``seq``, ``time``, ``prev`` and ``hash`` (and, only when needed,
+        ``escaped`` and ``cut``: text that is not valid Unicode is escaped and
+        oversized strings are cut, see :mod:`shellgate.audit._fit`); the caller
+        must not supply them. Refuses (``AuditError``) keys named
+        ``env``/``environment`` at any depth, non-JSON values, a record that does
+        not fit ``MAX_RECORD_BYTES`` even cut, a closed log and a log whose
+        earlier write failed.
         """
         if not isinstance(record, Mapping):
             raise AuditError(f"audit record must be a mapping, got {type(record).__name__}")
-        owned = CHAIN_KEYS.intersection(record)
+        owned = (CHAIN_KEYS | FIT_KEYS).intersection(record)
         if owned:
             raise AuditError(
                 f"audit record must not set {', '.join(sorted(owned))}: the log adds them"
