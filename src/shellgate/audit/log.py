@@ -169,6 +169,7 @@ class AuditLog:
                 )
             if self.path is None:
                 return
+            self._catch_up()
             fd, size, (seq, prev) = _open_log(self.path)
             old, self._fd, self._size = self._fd, fd, size
             if size:
@@ -176,6 +177,28 @@ class AuditLog:
             self._link_reason = "reopened"
             if old is not None:
                 os.close(old)
+
+    def _catch_up(self) -> None:
+        """Learn the chain other writers extended in the file still open.
+
+        The chain a new, empty file links to is the old file's, not only what
+        this writer wrote: another process may have appended since.
+        """
+        fd = self._fd
+        if fd is None:
+            return
+        assert self.path is not None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                size = os.fstat(fd).st_size
+                if size not in (0, self._size):
+                    self._seq, self._prev = _tail_state(fd, size, self.path)
+                    self._size = size
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        except OSError as exc:
+            raise AuditError(f"{self.path}: cannot read audit log: {exc.strerror}") from exc
 
     def append(self, record: Mapping[str, object]) -> str:
         """Write ``record`` as the next line of the chain and return its hash.
