@@ -114,3 +114,18 @@ def test_records_that_fit_are_never_cut_or_escaped(tmp_path: Path) -> None:
     assert record["command"] == command
     assert "cut" not in record
     assert "escaped" not in record
+
+
+def test_an_escaped_field_that_is_also_cut_is_hashed_as_escaped(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    command = "\udcff\\" + "a" * MAX_RECORD_BYTES
+    with AuditLog(path) as log:
+        log.append({"type": "x", "command": command})
+    (record,) = lines(path)
+    written = escape_text(command).encode()
+    assert record["escaped"] == ["/command"]
+    assert record["cut"] == {
+        "/command": {"bytes": len(written), "sha256": hashlib.sha256(written).hexdigest()}
+    }
+    assert str(record["command"]).startswith("\\udcff\\\\aaa")
+    assert verify(path).ok

@@ -23,6 +23,18 @@ ROOT = Path(__file__).resolve().parents[2]
 EXIT_DENIED = 126  # docs/cli.md: the policy denied it
 
 
+def audit_verify_cli(path: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run(
+        [sys.executable, "-m", "shellgate.cli", "audit", "verify", str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
 def records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_bytes().decode("utf-8").splitlines()]
 
@@ -47,6 +59,7 @@ async def test_a_lone_surrogate_is_an_audited_input_guard_deny(
     assert "/command" in decision["escaped"]
     assert (outcome["type"], outcome["outcome"]) == ("result", "denied")
     assert verify(audit).ok
+    assert audit_verify_cli(audit).returncode == 0
 
 
 async def test_escaping_tells_a_surrogate_from_its_spelling(
@@ -107,14 +120,7 @@ def test_run_cli_with_a_non_utf8_byte_exits_denied_and_records_it(tmp_path: Path
     decision, outcome = records(audit)
     assert decision["command"] == "echo \\udcff"
     assert outcome["outcome"] == "denied"
-    verified = subprocess.run(
-        [sys.executable, "-m", "shellgate.cli", "audit", "verify", str(audit)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    verified = audit_verify_cli(audit)
     assert verified.returncode == 0, verified.stdout
 
 
