@@ -159,6 +159,10 @@ class AuditLog:
           keeps writing to the file it had open: no call goes unaudited.
         * A no-op for a disabled log (``path=None``); raises on a closed log or a
           log whose earlier write failed (it stays unusable).
+        * Never call it from a raw ``signal.signal`` handler: the handler may run
+          in a thread that is inside :meth:`append`, holding the (non-reentrant)
+          lock. Schedule it instead (``loop.add_signal_handler``, or a flag the
+          main loop checks).
         """
         with self._lock:
             if self._closed:
