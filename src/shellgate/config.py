@@ -100,8 +100,14 @@ class ApprovalConfig(_Section):
 
 
 class AuditConfig(_Section):
-    path: Path | None = Path("shellgate-audit.jsonl")
+    path: Path | None = Path("shellgate-audit.jsonl")  # "" disables the file (None)
     fsync: bool = False  # also survive a kernel crash or power loss; one disk flush per record
+
+    @field_validator("path", mode="before")
+    @classmethod
+    def _empty_disables(cls, value: object) -> object:
+        # Path("") is Path("."): the empty string must mean "no file", never the cwd.
+        return None if value == "" else value
 
 
 class Config(BaseModel):

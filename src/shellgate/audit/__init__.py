@@ -2,8 +2,14 @@
 
 * :class:`AuditLog` writes one record per line, on disk before ``append``
   returns, chained by SHA-256 so any edit, deletion or reordering shows;
-* :func:`verify` checks a log and names the first bad line;
+* :meth:`AuditLog.reopen` follows a rotation: the new file's first record
+  links to the old file's last (a ``link`` record), never a silent new chain;
+* :func:`verify` checks a log, or rotated files as one chain, and names the
+  first bad line;
 * :func:`tail` reads the last records back, damaged lines included.
+
+Text that is not UTF-8 is escaped and oversized fields are cut (with their
+length and SHA-256), so every record can be written (``_fit.py``).
 
 Environment values are never written: a record with an ``env`` or
 ``environment`` key, at any depth, is refused.

@@ -1,10 +1,17 @@
 """Reading the log back: chain verification and a tail for people.
 
 :func:`verify` checks, line by line, everything :mod:`shellgate.audit._chain`
-promises and stops at the first bad line, naming it (1-based) and why. What a
-hash chain cannot show: records cut off the *end* of the log leave a shorter
-valid chain. ``VerifyResult.last_hash`` is the head of the chain; keep it
-elsewhere (a ticket, a remote log) to detect that too.
+promises and stops at the first bad line, naming it (1-based) and why. Given a
+series of rotated files (oldest first) it checks them as one chain: each later
+file must continue the previous one (its first record, normally a ``link``,
+has the next ``seq`` and the previous file's last hash as ``prev``); a file or
+line that restarts at genesis instead is a bad record. A first file that starts
+with a ``link`` continues a chain whose earlier files were not given: that is
+reported (``VerifyResult.continues``), never taken for a chain from genesis.
+
+What a hash chain cannot show: records cut off the *end* of the log leave a
+shorter valid chain. ``VerifyResult.last_hash`` is the head of the chain; keep
+it elsewhere (a ticket, a remote log) to detect that too.
 """
 
 from __future__ import annotations
@@ -27,10 +34,13 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 class VerifyResult:
     """Outcome of :func:`verify`.
 
-    ``records`` counts the valid records before ``first_bad`` (all of them when
-    ``ok``); ``first_bad`` is the 1-based line of the first bad record and
+    ``ok``: no bad record. ``records`` counts the valid records before
+    ``first_bad`` (all of them when ``ok``), over every file given;
+    ``first_bad`` is the 1-based line of the first bad record in ``file`` and
     ``reason`` says what is wrong with it; ``last_hash`` is the hash of the last
-    valid record (``"0" * 64`` for an empty log).
+    valid record (``"0" * 64`` for an empty log). ``continues`` is ``None`` when
+    the chain starts at genesis, else ``(seq, hash)`` of the record the first
+    file's leading ``link`` continues: the chain before it was not checked.
     """
 
     ok: bool
@@ -38,6 +48,13 @@ class VerifyResult:
     first_bad: int | None = None
     reason: str | None = None
     last_hash: str = GENESIS
+    file: Path | None = None
+    continues: tuple[int, str] | None = None
+
+    @property
+    def from_genesis(self) -> bool:
+        """Intact and checked from the first record of the chain."""
+        return self.ok and self.continues is None
 
 
 def _reject_constant(name: str) -> object:
@@ -88,6 +105,11 @@ def _line_problem(raw: bytes, record: dict[str, Any], seq: int, prev: str) -> st
         return "not in canonical form: the line was edited or re-serialised"
     expected = seq + 1
     got = record["seq"]
+    if got == 1 and record["prev"] == GENESIS and expected > 1:
+        return (
+            f"the chain restarts at genesis (seq 1, where {expected} was expected) "
+            "without a link: the log was truncated or replaced and a new chain started"
+        )
     if got != expected:
         if expected == 1:
             return f"first record has seq {got}, not 1: records before it were deleted"
@@ -107,28 +129,82 @@ def _line_problem(raw: bytes, record: dict[str, Any], seq: int, prev: str) -> st
     return None
 
 
-def verify(path: Path) -> VerifyResult:
-    """Check the whole chain of the log at ``path``; stop at the first bad line.
+def verify(path: Path, *more: Path) -> VerifyResult:
+    """Check the chain of the log at ``path`` (then of ``more``, rotated files in
+    order, oldest first, as one chain); stop at the first bad line.
 
-    Raises :class:`~shellgate.errors.AuditError` when the file cannot be read.
+    Raises :class:`~shellgate.errors.AuditError` when a file cannot be read.
     """
     seq, prev = 0, GENESIS
-    try:
-        with open(path, "rb") as handle:
-            lineno = 0
-            while True:
-                raw = handle.readline(MAX_RECORD_BYTES + 1)
-                if not raw:
-                    return VerifyResult(ok=True, records=seq, last_hash=prev)
-                lineno += 1
-                bad = _check_raw(raw, seq, prev)
-                if isinstance(bad, str):
-                    return VerifyResult(
-                        ok=False, records=seq, first_bad=lineno, reason=bad, last_hash=prev
-                    )
-                seq, prev = bad
-    except OSError as exc:
-        raise AuditError(f"{path}: cannot read audit log: {exc.strerror or exc}") from exc
+    continues: tuple[int, str] | None = None
+    previous: Path | None = None  # the last file that held records
+    for current in (path, *more):
+        lineno = 0
+        try:
+            with open(current, "rb") as handle:
+                while raw := handle.readline(MAX_RECORD_BYTES + 1):
+                    lineno += 1
+                    if lineno == 1:
+                        bad = _check_first(raw, seq, prev, previous)
+                        if isinstance(bad, tuple) and seq == 0 and bad[0] > 1:
+                            continues = (bad[0] - 1, _prev_of(raw))
+                    else:
+                        bad = _check_raw(raw, seq, prev)
+                    if isinstance(bad, str):
+                        return VerifyResult(
+                            ok=False,
+                            records=seq - (continues[0] if continues else 0),
+                            first_bad=lineno,
+                            reason=bad,
+                            last_hash=prev,
+                            file=current,
+                            continues=continues,
+                        )
+                    seq, prev = bad
+            if lineno:
+                previous = current
+        except OSError as exc:
+            raise AuditError(f"{current}: cannot read audit log: {exc.strerror or exc}") from exc
+    count = seq - (continues[0] if continues else 0)
+    return VerifyResult(ok=True, records=count, last_hash=prev, continues=continues)
+
+
+def _prev_of(raw: bytes) -> str:
+    record, _ = _parse(raw)
+    assert record is not None  # only called on a line that was checked good
+    return str(record["prev"])
+
+
+def _check_first(raw: bytes, seq: int, prev: str, previous: Path | None) -> tuple[int, str] | str:
+    """Like :func:`_check_raw`, for a file's first line: where rotation links files."""
+    record, _ = _parse(raw)
+    is_link = (
+        record is not None
+        and record.get("type") == "link"
+        and raw.endswith(b"\n")
+        and _fields_problem(record) is None
+    )
+    if is_link and seq == 0:
+        assert record is not None
+        # The first file given continues an earlier one: check the link record
+        # itself, and take its place in the chain on trust (said in the result).
+        return _check_raw(raw, record["seq"] - 1, record["prev"])
+    checked = _check_raw(raw, seq, prev)
+    if not isinstance(checked, str) or seq == 0 or record is None or previous is None:
+        return checked
+    if record.get("seq") == 1 and isinstance(_check_raw(raw, 0, GENESIS), tuple):
+        return (
+            f"starts a new chain at genesis without a link to {previous} (which ends at "
+            f"seq {seq}): records were lost between the files, or they are not one series"
+        )
+    if is_link and isinstance(_check_raw(raw, record["seq"] - 1, record["prev"]), tuple):
+        return (
+            f"the link does not continue {previous} (it ends at seq {seq}, hash "
+            f"{prev[:16]}; the link follows seq {record['seq'] - 1}, hash "
+            f"{str(record['prev'])[:16]}): records were lost between the files, or files "
+            "are missing or out of order"
+        )
+    return checked
 
 
 def _check_raw(raw: bytes, seq: int, prev: str) -> tuple[int, str] | str:

@@ -1,8 +1,10 @@
-"""``shellgate audit verify FILE`` and ``shellgate audit tail FILE [-n N]``.
+"""``shellgate audit verify FILE...`` and ``shellgate audit tail FILE [-n N]``.
 
-Exit status of ``verify``: 0 the chain is intact, 1 a bad record (its line and
-why on stdout), 2 the file cannot be read (one line on stderr). ``tail``: 0, or
-2 when the file cannot be read.
+Exit status of ``verify``: 0 the chain is intact (from genesis), 1 a bad record
+(its file, line and why on stdout), 2 a file cannot be read (one line on
+stderr), 3 the chain is intact but its first file continues an earlier log that
+was not given (rotated files: pass them all, oldest first). ``tail``: 0, or 2
+when the file cannot be read.
 
 Imports of rich and the audit package happen inside the commands, so
 registering the group costs nothing for the other commands' start-up.
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
 
 EXIT_BAD_RECORD = 1
 EXIT_UNREADABLE = 2
+EXIT_CONTINUES = 3
 #: Records read per call shown by ``tail`` (decision, approval, result).
 RECORDS_PER_CALL = 3
 
@@ -42,26 +45,41 @@ def _fail_unreadable(message: str) -> typer.Exit:
 
 
 def verify_command(
-    file: Annotated[Path, typer.Argument(help="The audit log (JSON Lines).")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="The audit log; or rotated files of one log, oldest first (checked as one chain).",
+            metavar="FILE...",
+        ),
+    ],
 ) -> None:
     """Verify the hash chain; name the first bad record's line and why."""
     from shellgate.audit import verify
     from shellgate.errors import AuditError
 
     try:
-        result = verify(file)
+        result = verify(*files)
     except AuditError as exc:
         raise _fail_unreadable(str(exc)) from None
-    if result.ok:
+    if not result.ok:
         typer.echo(
-            f"{file}: ok, {result.records} records, chain intact (head {result.last_hash[:16]})"
+            f"{result.file}:{result.first_bad}: bad record: {result.reason} "
+            f"({result.records} valid records before it)"
         )
+        raise typer.Exit(EXIT_BAD_RECORD)
+    head = f"(head {result.last_hash[:16]})"
+    where = str(files[0]) if len(files) == 1 else f"{files[0]} … {files[-1]} ({len(files)} files)"
+    across = "" if len(files) == 1 else " across the files"
+    if result.continues is None:
+        typer.echo(f"{where}: ok, {result.records} records, chain intact{across} {head}")
         return
+    seq, digest = result.continues
     typer.echo(
-        f"{file}:{result.first_bad}: bad record: {result.reason} "
-        f"({result.records} valid records before it)"
+        f"{where}: {result.records} records, chain intact{across}, but not from genesis: "
+        f"{files[0]} continues an earlier log (its first record links to seq {seq}, hash "
+        f"{digest[:16]}) that was not given; pass the rotated files too, oldest first {head}"
     )
-    raise typer.Exit(EXIT_BAD_RECORD)
+    raise typer.Exit(EXIT_CONTINUES)
 
 
 def tail_command(
