@@ -48,5 +48,8 @@ $(STAMP): pyproject.toml hatch_build.py src/shellgate/executors/_helper/sg-exec.
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
+# The helper is built in a temporary directory and installed into the venv, so
+# removing the venv removes it; an sg-exec in src/ is a copy put there by hand
+# (or left by an older build) and would shadow the installed one.
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache src/shellgate/executors/_helper/sg-exec
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist src/shellgate/executors/_helper/sg-exec
