@@ -45,6 +45,7 @@ $(STAMP): pyproject.toml hatch_build.py src/shellgate/executors/_helper/sg-exec.
 	@$(MAKE) --no-print-directory system
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	rm -f src/shellgate/executors/_helper/sg-exec  # left by older builds: it would shadow the new one
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
 

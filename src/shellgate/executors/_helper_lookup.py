@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from importlib import metadata
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 PACKAGED = Path(__file__).parent / "_helper" / "sg-exec"
 RECORDED_AS = "shellgate/executors/_helper/sg-exec"
@@ -36,10 +37,10 @@ def _editable_of_this_tree(dist: metadata.Distribution) -> bool:
     if not isinstance(info, dict) or not info.get("dir_info", {}).get("editable"):
         return False
     url = info.get("url", "")
-    if not isinstance(url, str) or not url.startswith("file://"):
+    if not isinstance(url, str) or urlsplit(url).scheme != "file":
         return False
     try:
-        return Path(url.removeprefix("file://")).resolve() == SOURCE_ROOT
+        return Path(unquote(urlsplit(url).path)).resolve() == SOURCE_ROOT
     except OSError:
         return False
 
