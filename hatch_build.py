@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import platform
+import shlex
 import shutil
 import subprocess
 import sys
@@ -51,8 +52,9 @@ def without_helper() -> bool:
 
 def compile_helper(source: Path, target: Path) -> None:
     """Compile ``source`` to ``target``, fastest variant first; raise if none builds."""
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
+    found = shutil.which("cc") or shutil.which("gcc")
+    cc = shlex.split(os.environ.get("CC", "")) or ([found] if found else [])
+    if not cc:
         raise HelperBuildError("no C compiler found (looked for $CC, cc and gcc)")
     # Fastest first: no C library at all (x86_64: ~40 us an exec instead of
     # ~0.5 ms for static glibc's start-up), then static, then dynamic libc.
@@ -65,11 +67,11 @@ def compile_helper(source: Path, target: Path) -> None:
     attempts += [["-static"], []]
     errors: list[str] = []
     for flags in attempts:
-        argv = [cc, "-O2", "-Wall", "-Wextra", *flags, "-o", str(target), str(source)]
+        argv = [*cc, "-O2", "-Wall", "-Wextra", *flags, "-o", str(target), str(source)]
         try:
             result = subprocess.run(argv, capture_output=True, text=True, check=False)
         except OSError as exc:
-            raise HelperBuildError(f"cannot run the C compiler {cc}: {exc}") from exc
+            raise HelperBuildError(f"cannot run the C compiler {cc[0]}: {exc}") from exc
         if result.returncode == 0:
             target.chmod(0o755)
             return

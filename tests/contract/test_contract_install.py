@@ -162,3 +162,30 @@ def test_installed_wheel_runs_a_call_outside_the_tree(dist: Path, tmp_path: Path
     assert (seen["text"], seen["is_error"]) == ("hi\nNoNewPrivs:\t1\n", False)
     assert seen["audit_records"] >= 2  # the request and its result, on the record
     run([str(venv / "bin" / "shellgate"), "--help"], cwd=tmp_path, env=env)
+
+
+def build_wheel(out: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m build --wheel`` of this tree with ``env`` added; not asserted."""
+    full = {k: v for k, v in os.environ.items() if k not in ("SHELLGATE_WITHOUT_HELPER", "CC")}
+    argv = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out)]
+    return subprocess.run(
+        [*argv, str(ROOT)], capture_output=True, text=True, check=False, timeout=300, env=full | env
+    )
+
+
+def test_a_helper_that_cannot_be_built_fails_the_build(tmp_path: Path) -> None:
+    done = build_wheel(tmp_path, CC="/bin/false")
+    assert done.returncode != 0
+    said = done.stdout + done.stderr
+    assert "cannot build the sg-exec hardening helper" in said
+    assert "SHELLGATE_WITHOUT_HELPER=1" in said  # the way out, named
+    assert list(tmp_path.glob("*.whl")) == []
+
+
+def test_building_without_the_helper_is_an_explicit_pure_wheel(tmp_path: Path) -> None:
+    done = build_wheel(tmp_path, SHELLGATE_WITHOUT_HELPER="1", CC="/bin/false")
+    assert done.returncode == 0, done.stderr
+    assert "building without the sg-exec helper" in done.stdout + done.stderr
+    with zipfile.ZipFile(only(tmp_path, "shellgate-0.1.0-py3-none-any.whl")) as archive:
+        assert "shellgate/executors/_helper/sg-exec" not in archive.namelist()
+        assert "shellgate/policies/default/policy.csv" in archive.namelist()
