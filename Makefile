@@ -45,8 +45,12 @@ $(STAMP): pyproject.toml hatch_build.py src/shellgate/executors/_helper/sg-exec.
 	@$(MAKE) --no-print-directory system
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	rm -f src/shellgate/executors/_helper/sg-exec  # left by older builds: it would shadow the new one
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
+# The helper is built in a temporary directory and installed into the venv, so
+# removing the venv removes it; an sg-exec in src/ is a copy put there by hand
+# (or left by an older build) and would shadow the installed one.
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache src/shellgate/executors/_helper/sg-exec
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist src/shellgate/executors/_helper/sg-exec

@@ -117,7 +117,10 @@ def _no_unreaped_children() -> Iterator[None]:
     """
     before = zombie_children()
     yield
-    left = lambda: {p: n for p, n in zombie_children().items() if p not in before}  # noqa: E731
+
+    def left() -> dict[int, str]:
+        return {p: n for p, n in zombie_children().items() if p not in before}
+
     assert wait_until(lambda: not left(), timeout_s=2), (
         f"unreaped children left: {left()} ({_stat_lines(left())})"
     )

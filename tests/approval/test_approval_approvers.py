@@ -7,7 +7,6 @@ import logging
 import threading
 
 import pytest
-from approval_helpers import request, seg, verdict
 
 from shellgate.approval import (
     AllowApprover,
@@ -20,6 +19,7 @@ from shellgate.approval import (
 )
 from shellgate.config import ApprovalConfig
 from shellgate.models import ApprovalAnswer, ApprovalRequest
+from tests.approval.approval_helpers import request, seg, verdict
 
 
 async def test_deny_approver_says_approval_was_needed_and_nobody_could_be_asked() -> None:

@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from approval_helpers import call, request, seg, verdict
 
 from shellgate.approval import PromptApprover, ask_with_timeout
 from shellgate.approval.prompt import MAX_ATTEMPTS, visible
 from shellgate.models import ApprovalAnswer
+from tests.approval.approval_helpers import call, request, seg, verdict
 
 
 async def ask(text: str, **kwargs: Any) -> tuple[ApprovalAnswer, str]:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from approval_helpers import call, seg, verdict
 
 from shellgate.approval import SessionGrants, runs_other_code, segment_key, session_scope
 from shellgate.models import Redirect
+from tests.approval.approval_helpers import call, seg, verdict
 
 INTERPRETER_ARGVS = [
     pytest.param(("bash", "build.sh"), id="bash"),

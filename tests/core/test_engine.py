@@ -22,7 +22,7 @@ EFFECTS = st.sampled_from(["allow", "ask", "deny", None])
 def layer(name: str, answers: dict[str, str | None]) -> Layer:
     def check(call: CallInfo, segment: Segment) -> Decision | None:
         effect = answers.get(segment.command)
-        return None if effect is None else Decision(effect=effect, reason=name, layer=name)  # type: ignore[arg-type]
+        return None if effect is None else Decision(effect=effect, reason=name, layer=name)
 
     return Layer(name=name, check=check)
 
@@ -56,7 +56,7 @@ def test_any_layer_order_gives_the_same_effect(matrix: list[list[str | None]], r
 
 @given(st.lists(st.sampled_from(["allow", "ask", "deny"]), min_size=1))
 def test_strictest_is_the_maximum(effects: list[str]) -> None:
-    decisions = [Decision(effect=e, reason="", layer=str(i)) for i, e in enumerate(effects)]  # type: ignore[arg-type]
+    decisions = [Decision(effect=e, reason="", layer=str(i)) for i, e in enumerate(effects)]
     best = strictest(decisions)
     assert best is not None
     assert STRICTNESS[best.effect] == max(STRICTNESS[e] for e in effects)  # type: ignore[index]

@@ -91,7 +91,7 @@ def helper_binary(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         pytest.skip("no C compiler")
-    source = Path(_hardening.HELPER).with_name("sg-exec.c")
+    source = Path(_hardening.__file__).with_name("_helper") / "sg-exec.c"  # the HELPER may lie elsewhere
     target = tmp_path / "sg-exec-libc"
     subprocess.run([cc, "-O2", "-o", str(target), str(source)], check=True, timeout=120)
     return target

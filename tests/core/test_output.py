@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from shellgate.executors._output import SpillStore, StreamBuffer, complete_prefi
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> SpillStore:
+def store(tmp_path: Path) -> Iterator[SpillStore]:
     s = SpillStore(budget_bytes=10**9, parent=str(tmp_path))
     yield s
     s.close()

@@ -73,11 +73,11 @@ def test_public_names_match_all() -> None:
     public = {n for n in dir(shellgate) if not n.startswith("_")} - modules
     assert public == set(shellgate.__all__) - {"__version__"}
     with pytest.raises(AttributeError):
-        _ = shellgate.NotAThing  # type: ignore[attr-defined]
+        _ = shellgate.NotAThing
 
 
 def _result(**kw: object) -> RunResult:
-    return RunResult(**kw)  # type: ignore[arg-type]
+    return RunResult(**kw)
 
 
 def test_truncation_notices_on_both_streams() -> None:

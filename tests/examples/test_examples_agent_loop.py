@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from examples_helpers import EXAMPLES, env_with_src
+from tests.examples.examples_helpers import EXAMPLES, env_with_src
 
 
 def test_agent_loop_example_runs_and_the_gate_shapes_the_transcript(tmp_path: Path) -> None:

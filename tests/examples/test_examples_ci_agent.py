@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from examples_helpers import EXAMPLES, POLICIES, bwrap_works, localised
 
 from shellgate.config import load_config
 from shellgate.gate import Gate
+from tests.examples.examples_helpers import EXAMPLES, POLICIES, bwrap_works, localised
 
 
 def test_ci_config_is_headless_sandboxed_and_strict() -> None:

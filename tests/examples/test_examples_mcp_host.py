@@ -7,11 +7,11 @@ import shutil
 import sys
 from pathlib import Path
 
-from examples_helpers import EXAMPLES, POLICIES, env_with_src, localised
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from shellgate.config import load_config
+from tests.examples.examples_helpers import EXAMPLES, POLICIES, env_with_src, localised
 
 PLACEHOLDER = "/absolute/path/to/shellgate.toml"
 

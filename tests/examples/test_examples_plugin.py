@@ -15,11 +15,11 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from examples_helpers import EXAMPLES, bwrap_works
 
 from shellgate.config import Config, load_config
 from shellgate.gate import Gate
 from shellgate.policy.loader import SHIPPED_MODEL
+from tests.examples.examples_helpers import EXAMPLES, bwrap_works
 
 PLUGIN = EXAMPLES / "plugin_office_hours"
 

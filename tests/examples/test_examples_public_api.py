@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 
 import pytest
-from examples_helpers import EXAMPLES
 
 import shellgate
+from tests.examples.examples_helpers import EXAMPLES
 
 PUBLIC_MODULES = {"shellgate"}
 

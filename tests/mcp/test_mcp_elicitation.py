@@ -7,9 +7,16 @@ from typing import Any
 
 import mcp_types as types
 from mcp.client.session import ClientRequestContext
-from mcp_helpers import RawServer, audit_records, call_text, connect, text_of, write_config
 
 from shellgate.mcp_server import CANCELLED, DECLINED, NO_ELICITATION
+from tests.mcp.mcp_helpers import (
+    RawServer,
+    audit_records,
+    call_text,
+    connect,
+    text_of,
+    write_config,
+)
 
 
 class ScriptedUser:

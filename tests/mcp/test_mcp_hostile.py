@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcp_helpers import RawServer, call_text, write_config
+from tests.mcp.mcp_helpers import RawServer, call_text, write_config
 
 GARBAGE = [
     b"this is not json",

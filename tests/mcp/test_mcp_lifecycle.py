@@ -11,7 +11,11 @@ from pathlib import Path
 import anyio
 from mcp.client.session import ClientSession
 from mcp.shared.memory import create_client_server_memory_streams
-from mcp_helpers import (
+
+from shellgate.config import load_config
+from shellgate.mcp_server import ShellgateMCP
+from tests.conftest import pids_with_arg, wait_until
+from tests.mcp.mcp_helpers import (
     RawServer,
     audit_records,
     call_text,
@@ -19,10 +23,6 @@ from mcp_helpers import (
     text_of,
     write_config,
 )
-from tests.conftest import pids_with_arg, wait_until
-
-from shellgate.config import load_config
-from shellgate.mcp_server import ShellgateMCP
 
 BIG_OUTPUT = "max_output_bytes = 1000"
 

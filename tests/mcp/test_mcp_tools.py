@@ -6,9 +6,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mcp_helpers import audit_records, connect, server_argv, server_env, text_of, write_config
 
 from shellgate.tools.schemas import schemas
+from tests.mcp.mcp_helpers import (
+    audit_records,
+    connect,
+    server_argv,
+    server_env,
+    text_of,
+    write_config,
+)
 
 
 async def test_tools_list_serves_exactly_the_gate_schemas(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from policy_helpers import call, seg, write_set
 
 from shellgate.config import Config, load_config
 from shellgate.decider import Decider
@@ -19,6 +18,7 @@ from shellgate.errors import ConfigError
 from shellgate.policy.casbin_layer import CasbinLayer
 from shellgate.policy.loader import load_policy_set
 from shellgate.policy.reference import ReferenceEnforcer
+from tests.policy.policy_helpers import call, seg, write_set
 
 ROOT = Path(__file__).resolve().parents[2]
 

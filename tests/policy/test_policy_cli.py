@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 import typer
-from policy_helpers import write_set
 from typer.testing import CliRunner
 
 from shellgate.cli import check, policy
+from tests.policy.policy_helpers import write_set
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICIES = ROOT / "policies"

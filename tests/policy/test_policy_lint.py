@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from policy_helpers import write_set
 
 from shellgate.policy.lint import covers, lint_policy_set
 from shellgate.policy.patterns import compile_pattern
+from tests.policy.policy_helpers import write_set
 
 
 def findings(tmp_path: Path, rows: str) -> list[str]:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from policy_helpers import write_set
 
 from shellgate.config import Config
 from shellgate.decider import Decider
 from shellgate.errors import PolicyError
 from shellgate.policy.loader import load_policy_set, read_policy_set
+from tests.policy.policy_helpers import write_set
 
 
 def _error(tmp_path: Path, rows: str) -> str:

@@ -8,11 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from policy_helpers import call, write_set
 
 from shellgate.config import Config
 from shellgate.decider import Decider
 from shellgate.errors import PluginError
+from tests.policy.policy_helpers import call, write_set
 
 PLUGIN_CODE = '''
 from shellgate.hookspecs import hookimpl

@@ -6,12 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
-from policy_helpers import call, seg, write_set
 
 from shellgate.config import Config
 from shellgate.decider import Decider
 from shellgate.models import CallInfo
 from shellgate.policy.protected import ProtectedPathsLayer
+from tests.policy.policy_helpers import call, seg, write_set
 
 
 @pytest.fixture

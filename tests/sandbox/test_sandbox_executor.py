@@ -142,7 +142,10 @@ async def test_no_sandbox_process_is_left_unreaped_while_the_gate_runs(box: Box)
     from tests.conftest import wait_until, zombie_children
 
     before = set(zombie_children())
-    new = lambda: set(zombie_children()) - before  # noqa: E731
+
+    def new() -> set[int]:
+        return set(zombie_children()) - before
+
     ex = await box.executor()
     assert wait_until(lambda: not new(), timeout_s=2), new()  # the probe's sandbox
     ended = [

@@ -20,10 +20,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from allowlist_helpers import FIXTURE, NOT_ALLOW, WORKDIR, A, D, K, decider, effect, p, verdict
 
 from shellgate.policy.loader import SHIPPED_MODEL
 from shellgate.shell import analyse
+from tests.shell.allowlist_helpers import (
+    FIXTURE,
+    NOT_ALLOW,
+    WORKDIR,
+    A,
+    D,
+    K,
+    decider,
+    effect,
+    p,
+    verdict,
+)
 
 # --- the issue's measured sample: none of these may be allowed ------------------
 ISSUE_SAMPLE = [

@@ -8,10 +8,10 @@ wherever it hides; write options land in the segment's writes.
 from __future__ import annotations
 
 import pytest
-from shell_policy_helpers import WORKDIR, decision
 
 from shellgate.models import Segment
 from shellgate.shell import analyse
+from tests.shell.shell_policy_helpers import WORKDIR, decision
 
 W = WORKDIR
 

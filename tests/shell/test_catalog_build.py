@@ -8,10 +8,10 @@ Real ``analyse`` calls and real decisions under the two test policies
 from __future__ import annotations
 
 import pytest
-from shell_policy_helpers import WORKDIR, decision
 
 from shellgate.models import Segment
 from shellgate.shell import analyse
+from tests.shell.shell_policy_helpers import WORKDIR, decision
 
 W = WORKDIR
 

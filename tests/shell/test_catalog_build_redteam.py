@@ -10,9 +10,9 @@ stay allowed.
 from __future__ import annotations
 
 import pytest
-from allowlist_helpers import NOT_ALLOW, A, D, K, p, verdict
 
 from shellgate.models import Effect
+from tests.shell.allowlist_helpers import NOT_ALLOW, A, D, K, p, verdict
 
 CASES = [
     # 1. go test takes every test flag with a `test.` prefix too.

@@ -14,13 +14,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from shell_policy_helpers import WORKDIR, decision
 
 from shellgate.models import Segment
 from shellgate.policy.casbin_layer import PolicyEngine
 from shellgate.policy.loader import SHIPPED_MODEL
 from shellgate.policy.patterns import compile_pattern
 from shellgate.shell import analyse, catalog
+from tests.shell.shell_policy_helpers import WORKDIR, decision
 
 HOME = str(Path.home())
 

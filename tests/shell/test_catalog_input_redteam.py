@@ -7,7 +7,8 @@ Decided by the real decider over the allow-list fixture (``find *``, ``xargs *``
 from __future__ import annotations
 
 import pytest
-from allowlist_helpers import effect
+
+from tests.shell.allowlist_helpers import effect
 
 # xargs appends words from its input: to a wrapper, a command with subcommands
 # or one whose options run, load or write, those words are arbitrary code.

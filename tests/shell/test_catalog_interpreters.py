@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 
 import pytest
-from shell_policy_helpers import WORKDIR, call_for, decision, matches
 
 from shellgate.models import CallInfo, Decision, Segment
 from shellgate.policy.builtin import AnalysisLayer
 from shellgate.policy.engine import Layer, decide
 from shellgate.shell import analyse
 from shellgate.shell.catalog.scripts import read_sed
+from tests.shell.shell_policy_helpers import WORKDIR, call_for, decision, matches
 
 HOME = os.path.expanduser("~")
 

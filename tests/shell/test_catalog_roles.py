@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from allowlist_helpers import verdict
 
 from shellgate.policy.loader import SHIPPED_MODEL
 from shellgate.shell.argv.engine import OPTIONAL, Opt
 from shellgate.shell.catalog import entries
 from shellgate.shell.catalog.entry import Entry
+from tests.shell.allowlist_helpers import verdict
 
 POLICY = "p, agent, *, *, allow\np, agent, *, rm *, deny\n"
 

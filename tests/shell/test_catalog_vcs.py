@@ -10,14 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from shell_policy_helpers import WORKDIR, decision
-from tests.policy.policy_helpers import call, write_set
 
 from shellgate import load_config
 from shellgate.decider import Decider
 from shellgate.models import Segment
 from shellgate.policy.casbin_layer import CasbinLayer
 from shellgate.shell import analyse
+from tests.policy.policy_helpers import call, write_set
+from tests.shell.shell_policy_helpers import WORKDIR, decision
 
 W = WORKDIR
 

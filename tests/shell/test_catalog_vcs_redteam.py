@@ -12,11 +12,11 @@ from __future__ import annotations
 import shlex
 
 import pytest
-from allowlist_helpers import NOT_ALLOW, A, D, K, p, verdict
 
 from shellgate.policy.patterns import compile_pattern
 from shellgate.shell import catalog
 from shellgate.shell.argv.canonical import joined
+from tests.shell.allowlist_helpers import NOT_ALLOW, A, D, K, p, verdict
 
 REDTEAM = [
     # 1. credential-store --file is a write target.
@@ -99,9 +99,9 @@ CONTROLS = [
 def test_git_redteam(command: str, expected: str) -> None:
     got = verdict(command)
     if expected == NOT_ALLOW:
-        assert got.effect != A, (command, got.reason)
+        assert got.effect != A, (command, got.decision.reason)
     else:
-        assert got.effect == expected, (command, got.reason)
+        assert got.effect == expected, (command, got.decision.reason)
 
 
 @pytest.mark.parametrize(

@@ -14,13 +14,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from shell_policy_helpers import WORKDIR, call_for, decision
 
 from shellgate.config import Config
 from shellgate.decider import Decider
 from shellgate.models import Segment
 from shellgate.policy.loader import SHIPPED_MODEL
 from shellgate.shell import analyse
+from tests.shell.shell_policy_helpers import WORKDIR, call_for, decision
 
 
 def segments(command: str) -> tuple[Segment, ...]:

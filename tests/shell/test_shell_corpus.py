@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from shell_corpus import CASES, Case
-from shell_policy_helpers import WORKDIR, decision
 
 from shellgate.shell import analyse
+from tests.shell.shell_corpus import CASES, Case
+from tests.shell.shell_policy_helpers import WORKDIR, decision
 
 
 def test_corpus_is_large_enough_and_ids_are_unique() -> None:

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.shell.shell_corpus import CASES
 
 from shellgate.shell import analyse
+from tests.shell.shell_corpus import CASES
 
 
 @pytest.fixture
@@ -60,10 +60,9 @@ def test_hard_shapes_leave_no_cycles(saved_garbage: list[object], command: str) 
 
 def test_decisions_leave_no_cycles(saved_garbage: list[object], tmp_path: Path) -> None:
     """The whole decision step (every built-in layer, the casbin index) on the default set."""
-    from tests.conftest import ROOT, make_config
-
     from shellgate.decider import Decider
     from shellgate.models import CallInfo
+    from tests.conftest import ROOT, make_config
 
     decider = Decider(make_config(tmp_path, policy={"paths": [str(ROOT / "policies" / "default")]}))
     ws = str(tmp_path / "ws")

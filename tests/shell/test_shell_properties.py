@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from shell_policy_helpers import at_least, decision
 
 from shellgate.shell.argv.engine import Opt
 from shellgate.shell.catalog import entries
+from tests.shell.shell_policy_helpers import at_least, decision
 
 POLICIES = ("allowlist", "denylist")
 

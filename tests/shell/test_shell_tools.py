@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 
 import pytest
-from shell_policy_helpers import decision
 
 from shellgate.models import Segment
 from shellgate.shell import analyse
 from shellgate.shell.catalog.findutils import fd_exec_command
 from shellgate.shell.reader.heredocs import backtick_spans, bash_body_end
+from tests.shell.shell_policy_helpers import decision
 
 W = "/work/project"
 Argv = tuple[str, ...]

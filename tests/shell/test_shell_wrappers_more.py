@@ -212,7 +212,7 @@ def test_inner_rm_rf_is_denied(decider: Decider, command: str) -> None:
 
 
 RUNS_LS = [
-    pytest.param(p.values[0].replace("rm -rf /", "ls"), id=p.id)
+    pytest.param(str(p.values[0]).replace("rm -rf /", "ls"), id=p.id)
     for p in WRAPPED
     if "rm -rf /" in str(p.values[0])
 ]

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shellgate.config import Limits
+from shellgate.executors._helper_lookup import locate_helper
 
-HELPER = Path(__file__).parent / "_helper" / "sg-exec"
+HELPER: Path = locate_helper()  # next to this module, or an editable install's
 log = logging.getLogger("shellgate.executors")
 
 _subreaper_pid: int | None = None
