@@ -300,7 +300,8 @@ def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) ->
     Precedence: defaults < the file < ``overrides`` (for embedding code and
     tests, section by section) < ``SHELLGATE_<SECTION>__<KEY>`` variables.
     Raises :class:`ConfigError` with one line naming the file (or the variable)
-    and the key at fault.
+    and the key at fault; for an unknown key its ``hint`` is the nearest known
+    key, else the keys of that table.
     """
     chosen = path if path is not None else os.environ.get(CONFIG_ENV)
     data: dict[str, Any] = {}

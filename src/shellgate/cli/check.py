@@ -5,8 +5,8 @@ The contract (``policy.md``, "Command-line contract") is exact:
 * ``--json`` prints one object with the keys ``decision``, ``reason``, ``layer``,
   ``rule`` and ``segments`` (each with ``command``, ``argv``, ``decision``,
   ``layer``, ``rule``), and nothing else on stdout;
-* exit status 0 allow, 10 ask, 11 deny, 2 usage or configuration error (one line on
-  stderr, never a traceback).
+* exit status 0 allow, 10 ask, 11 deny, 2 usage or configuration error (an
+  ``error: …`` line and maybe a ``hint: …`` line on stderr, never a traceback).
 
 COMMAND is one shell string (``shellgate check -- 'ls | wc -l'``); several words
 are joined with shell quoting, so ``shellgate check rm -rf /`` checks exactly that

@@ -2,8 +2,9 @@
 
 Exit status: ``init`` 0, or 2 when a file exists already (nothing is overwritten);
 ``test`` 0 all rows pass, 1 any mismatch, 2 a broken policy or test file;
-``lint`` 0 clean, 1 findings, 2 the directory cannot be read. Errors are one line
-on stderr. Heavy imports happen inside the commands.
+``lint`` 0 clean, 1 findings, 2 the directory cannot be read. Errors are an
+``error: …`` line (and maybe a ``hint: …``) on stderr. Heavy imports happen
+inside the commands.
 """
 
 from __future__ import annotations
