@@ -81,8 +81,8 @@ def test_the_documented_placeholders(tmp_path: Path) -> None:
                      "invalid value for '--timeout-ms': Input should be a valid integer, "
                      "unable to parse string as an integer", "see 'shellgate run --help'",
                      id="bad-value"),
-        pytest.param(("audit", "verify"), "missing argument 'FILE'",
-                     "see 'shellgate audit verify --help'", id="subgroup-command"),
+        pytest.param(("audit", "tail"), "missing argument 'FILE'",
+                     "see 'shellgate audit tail --help'", id="subgroup-command"),
         pytest.param(("rnu",), "no such command 'rnu'", "did you mean 'run'?",
                      id="near-miss-command"),
         pytest.param(("policy", "tset", "x"), "no such command 'tset'", "did you mean 'test'?",
