@@ -1,6 +1,9 @@
 """Embedding shellgate in a minimal agent loop, with a scripted "model" (no network).
 
-Run it from anywhere:  python examples/agent_loop.py [--workspace DIR]
+Run it with a Python that has shellgate installed: in a checkout, the venv that
+``make demo`` or ``make test`` creates (the system ``python3`` has no shellgate):
+
+    .venv/bin/python examples/agent_loop.py [--workspace DIR]
 
 The loop is the shape every agent has: send the tool schemas and the transcript
 to the model, run the tool calls it asks for, append the results, repeat until it
@@ -18,7 +21,20 @@ import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
-from shellgate import ApprovalAnswer, ApprovalRequest, CallbackApprover, Gate, load_config
+try:
+    from shellgate import (
+        ApprovalAnswer,
+        ApprovalRequest,
+        CallbackApprover,
+        Gate,
+        load_config,
+    )
+except ModuleNotFoundError as exc:  # the usual mistake: the system python3
+    sys.exit(
+        f"agent_loop.py: this Python ({sys.executable}) cannot import {exc.name}; "
+        "run it with the Python that has shellgate installed, e.g. "
+        ".venv/bin/python examples/agent_loop.py"
+    )
 
 HERE = Path(__file__).resolve().parent
 POLICY = HERE.parent / "policies" / "default"

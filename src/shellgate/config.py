@@ -2,8 +2,12 @@
 
 Unknown keys are errors at every level (a misspelled ``defualt = "allow"`` must
 never be silently ignored), in the file and in the environment. Every limit is
-finite and named with its unit. Relative paths in the file resolve against the
-file's directory; without a file, against the current directory.
+finite and named with its unit. Every path-valued key is listed once, in
+:data:`PATH_KEYS`, and :func:`_rebase` is the one place that reads a relative path
+in the file against the file's directory (values from the environment or from
+``load_config(**overrides)`` stay relative to the current directory). With no
+``[policy] paths`` anywhere, the packaged default policy set is used, never a
+``policies/default`` that happens to be in the current directory.
 
 The environment overlay is done here rather than by pydantic-settings: importing
 that package cost ~110 ms of every cold ``shellgate check`` (measured; the target
@@ -24,11 +28,36 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.fields import FieldInfo
 
 from shellgate.errors import ConfigError
 from shellgate.models import Effect, ExecutorKind, SandboxMode
 
 CONFIG_ENV = "SHELLGATE_CONFIG"
+DEFAULT_POLICY_SET = "default"
+
+
+def packaged_policy_set(name: str = DEFAULT_POLICY_SET) -> Path | None:
+    """The policy set ``name`` shipped with shellgate, or None when this copy has none.
+
+    A wheel carries ``policies/`` inside the package (``shellgate/policies/<name>``);
+    a source checkout has it next to ``src/``. The current directory is never
+    searched: a repository an agent works in must not choose the gate's policy.
+    """
+    package = Path(__file__).resolve().parent
+    for candidate in (package / "policies" / name, package.parent.parent / "policies" / name):
+        if (candidate / "policy.csv").is_file() and (candidate / "model.conf").is_file():
+            return candidate
+    return None
+
+
+def _default_policy_paths() -> tuple[Path, ...]:
+    # When even the packaged set is missing, name where it should be: the loader's
+    # "policy set directory not found" then points at the broken installation.
+    found = packaged_policy_set()
+    if found is None:
+        found = Path(__file__).resolve().parent / "policies" / DEFAULT_POLICY_SET
+    return (found,)
 
 
 class _Section(BaseModel):
@@ -73,7 +102,8 @@ class SandboxConfig(_Section):
 
 
 class PolicyConfig(_Section):
-    paths: tuple[Path, ...] = (Path("policies/default"),)
+    #: Unset: the packaged default set (see :func:`packaged_policy_set`).
+    paths: tuple[Path, ...] = Field(default_factory=_default_policy_paths)
     subject: str = "agent"
     tenant: str = "default"
     default: Effect = "ask"
@@ -115,14 +145,21 @@ class Config(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    executor: ExecutorConfig = ExecutorConfig()
-    sandbox: SandboxConfig = SandboxConfig()
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     #: Where this config came from (set by load_config, never read from the file):
     #: the protected-paths layer keeps commands from rewriting it.
     config_file: Path | None = None
-    policy: PolicyConfig = PolicyConfig()
-    approval: ApprovalConfig = ApprovalConfig()
-    audit: AuditConfig = AuditConfig()
+    policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    approval: ApprovalConfig = Field(default_factory=ApprovalConfig)
+    audit: AuditConfig = Field(default_factory=AuditConfig)
+
+    @property
+    def default_policy(self) -> Path | None:
+        """The packaged policy set in use because no ``[policy] paths`` was given, if so."""
+        if "paths" in self.policy.model_fields_set or len(self.policy.paths) != 1:
+            return None
+        return self.policy.paths[0]
 
 
 ENV_PREFIX = "SHELLGATE_"
@@ -165,39 +202,102 @@ def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _resolve(base: Path, path: Path) -> Path:
-    return path if path.is_absolute() else (base / path)
+#: Every path-valued key: (section, key) -> how a relative value in the file is read.
+#: "path" / "paths": against the file's directory (``~`` expands first);
+#: "program": a bare name is looked up on PATH when used, a relative path with a
+#: slash is against the file's directory. ``sandbox.deny_read`` and
+#: ``policy.protected_paths`` are not here: they name paths inside the workspace
+#: and are read against it where they are used (docs/sandbox.md).
+PATH_KEYS: dict[tuple[str, str], Literal["path", "paths", "program"]] = {
+    ("executor", "workspace"): "path",
+    ("executor", "shell"): "program",
+    ("sandbox", "writable_roots"): "paths",
+    ("sandbox", "bwrap_path"): "program",
+    ("policy", "paths"): "paths",
+    ("audit", "path"): "path",
+}
 
 
-def _rebase(data: dict[str, Any], base: Path) -> dict[str, Any]:
-    """Make the file's relative paths relative to the file, not the cwd."""
-    ex = data.get("executor")
-    if isinstance(ex, dict) and isinstance(ex.get("workspace"), str):
-        ex["workspace"] = str(_resolve(base, Path(ex["workspace"])))
-    pol = data.get("policy")
-    if isinstance(pol, dict) and isinstance(pol.get("paths"), list):
-        pol["paths"] = [
-            str(_resolve(base, Path(p))) if isinstance(p, str) else p for p in pol["paths"]
-        ]
-    aud = data.get("audit")
-    if isinstance(aud, dict) and isinstance(aud.get("path"), str) and aud["path"]:
-        aud["path"] = str(_resolve(base, Path(aud["path"])))
+def _rebased(value: object, base: Path, kind: str, where: str, source: str) -> object:
+    """``value`` read against ``base``; anything not a string is left for pydantic."""
+    if not isinstance(value, str):
+        return value
+    if not value:
+        if where == "audit.path":
+            return value  # documented: empty disables the audit log
+        # Path("") is Path("."): an empty entry would silently mean "the whole directory".
+        raise ConfigError(f"{source}: invalid value for '{where}': empty path")
+    if kind == "program" and "/" not in value:
+        return value  # looked up on PATH
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else base / path)
+
+
+def _rebase(data: dict[str, Any], base: Path, source: str) -> dict[str, Any]:
+    """Read every relative path of the file (:data:`PATH_KEYS`) against ``base``."""
+    for (section, key), kind in PATH_KEYS.items():
+        table = data.get(section)
+        if not isinstance(table, dict) or key not in table:
+            continue
+        where = f"{section}.{key}"
+        value = table[key]
+        if kind == "paths" and isinstance(value, list):
+            table[key] = [_rebased(v, base, kind, where, source) for v in value]
+        else:
+            table[key] = _rebased(value, base, kind, where, source)
     return data
 
 
-def _describe(exc: ValidationError, source: str, env_names: dict[tuple[str, ...], str]) -> str:
+def _section_model(loc: tuple[str, ...]) -> type[BaseModel] | None:
+    """The model of the table at ``loc`` (``()`` is the top level), if it is one."""
+    model: type[BaseModel] = Config
+    for part in loc:
+        field: FieldInfo | None = model.model_fields.get(part)
+        annotation = field.annotation if field is not None else None
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return None
+        model = annotation
+    return model
+
+
+def _unknown_key_hint(loc: tuple[str, ...], env_name: str | None) -> str | None:
+    """'did you mean …?' for a near miss, else the keys the table takes."""
+    import difflib
+
+    model = _section_model(loc[:-1])
+    if model is None:
+        return None
+    known = [name for name in model.model_fields if name != "config_file"]
+    near = difflib.get_close_matches(loc[-1], known, n=1)
+    if near:
+        fixed = (*loc[:-1], near[0])
+        if env_name is not None:
+            return f"did you mean {ENV_PREFIX}{'__'.join(fixed).upper()}?"
+        return f"did you mean '{'.'.join(fixed)}'?"
+    if not loc[:-1]:
+        return f"the sections are: {', '.join(known)}"
+    return f"[{'.'.join(loc[:-1])}] takes: {', '.join(known)}"
+
+
+def _describe(
+    exc: ValidationError, source: str, env_names: dict[tuple[str, ...], str]
+) -> ConfigError:
     first = exc.errors()[0]
     loc = tuple(str(p) for p in first["loc"])
     where = ".".join(loc) or "(top level)"
+    env_name = None
     for length in range(len(loc), 0, -1):
         if loc[:length] in env_names:
-            source = f"environment variable {env_names[loc[:length]]}"
+            env_name = env_names[loc[:length]]
+            source = f"environment variable {env_name}"
             break
     if first["type"] == "extra_forbidden":
-        return f"{source}: unknown key '{where}'"
+        return ConfigError(
+            f"{source}: unknown key '{where}'", hint=_unknown_key_hint(loc, env_name)
+        )
     value = first.get("input")
     shown = f" (got {value!r})" if not isinstance(value, dict) else ""
-    return f"{source}: invalid value for '{where}': {first['msg']}{shown}"
+    return ConfigError(f"{source}: invalid value for '{where}': {first['msg']}{shown}")
 
 
 def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) -> Config:
@@ -206,7 +306,8 @@ def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) ->
     Precedence: defaults < the file < ``overrides`` (for embedding code and
     tests, section by section) < ``SHELLGATE_<SECTION>__<KEY>`` variables.
     Raises :class:`ConfigError` with one line naming the file (or the variable)
-    and the key at fault.
+    and the key at fault; for an unknown key its ``hint`` is the nearest known
+    key, else the keys of that table.
     """
     chosen = path if path is not None else os.environ.get(CONFIG_ENV)
     data: dict[str, Any] = {}
@@ -224,7 +325,7 @@ def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) ->
             raise ConfigError(f"{file}: not valid TOML: {exc}") from exc
         if "config_file" in data:
             raise ConfigError(f"{file}: unknown key 'config_file'")
-        data = _rebase(data, file.resolve().parent)
+        data = _rebase(data, file.resolve().parent, source)
         data["config_file"] = str(file.resolve())
     for key, value in overrides.items():
         data[key] = value
@@ -235,4 +336,4 @@ def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) ->
     try:
         return Config(**data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, source, env_names)) from exc
+        raise _describe(exc, source, env_names) from exc

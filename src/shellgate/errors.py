@@ -19,11 +19,19 @@ from __future__ import annotations
 
 
 class ShellgateError(Exception):
-    """Base of every error shellgate raises on purpose."""
+    """Base of every error shellgate raises on purpose.
+
+    ``str(error)`` is one line naming what is at fault; ``hint``, when set, is one
+    more line saying what to do about it (the CLI prints it as ``hint: …``).
+    """
+
+    hint: str | None = None
 
 
 class ConfigError(ShellgateError):
-    pass
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 class PolicyError(ShellgateError):

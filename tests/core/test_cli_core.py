@@ -93,12 +93,14 @@ def test_run_usage_errors_are_one_line_exit_2(conf: Path, args: list[str], messa
     assert "Traceback" not in result.stderr
 
 
-def test_run_bad_config_is_one_line(tmp_path: Path) -> None:
+def test_run_bad_config_is_an_error_line_and_a_hint(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[executor]\nbogus = 1\n")
     result = cli("run", "--config", str(bad), "--", "true", cwd=tmp_path)
     assert result.returncode == 2
-    assert result.stderr.strip() == f"error: {bad}: unknown key 'executor.bogus'"
+    error, hint = result.stderr.strip().splitlines()
+    assert error == f"error: {bad}: unknown key 'executor.bogus'"
+    assert hint.startswith("hint: [executor] takes: kind, workspace, timeout_ms, ")
 
 
 @pytest.mark.parametrize("fmt", ["openai", "anthropic", "mcp"])

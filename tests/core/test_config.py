@@ -169,3 +169,131 @@ def test_managed_facts_in_the_environment_are_not_configuration(monkeypatch: pyt
     monkeypatch.setenv("SHELLGATE_SESSION_ID", "s")
     monkeypatch.setenv("SHELLGATE_CALL_ID", "c")
     assert load_config(None).executor.kind == "local"
+
+
+# -- every path key read against the file's directory, in one place ---------------
+
+
+def test_every_relative_path_key_is_read_against_the_file_not_the_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    path = conf / "shellgate.toml"
+    path.write_text(
+        '[executor]\nworkspace = "ws"\nshell = "bin/mysh"\n'
+        '[sandbox]\nwritable_roots = ["extra", "/abs/root"]\nbwrap_path = "./bin/bwrap"\n'
+        '[policy]\npaths = ["pol"]\n[audit]\npath = "logs/a.jsonl"\n'
+    )
+    cfg = load_config(path)
+    assert cfg.executor.workspace == conf / "ws"
+    assert cfg.executor.shell == str(conf / "bin/mysh")
+    assert cfg.sandbox.writable_roots == (conf / "extra", Path("/abs/root"))
+    assert cfg.sandbox.bwrap_path == str(conf / "bin/bwrap")
+    assert cfg.policy.paths == (conf / "pol",)
+    assert cfg.audit.path == conf / "logs/a.jsonl"
+
+
+def test_program_names_stay_names_looked_up_on_path(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, '[executor]\nshell = "zsh"\n[sandbox]\nbwrap_path = "bwrap"\n'))
+    assert (cfg.executor.shell, cfg.sandbox.bwrap_path) == ("zsh", "bwrap")
+
+
+def test_home_relative_paths_expand(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    cfg = load_config(write(tmp_path, '[sandbox]\nwritable_roots = ["~/cache"]\n'))
+    assert cfg.sandbox.writable_roots == (tmp_path / "home" / "cache",)
+
+
+def test_workspace_relative_keys_are_left_to_the_workspace(tmp_path: Path) -> None:
+    # deny_read and protected_paths name paths inside the workspace (docs/sandbox.md).
+    cfg = load_config(write(tmp_path, '[sandbox]\ndeny_read = [".env"]\n'
+                                      '[policy]\nprotected_paths = ["secrets"]\n'))
+    assert (cfg.sandbox.deny_read, cfg.policy.protected_paths) == ((".env",), ("secrets",))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param('[sandbox]\nwritable_roots = [""]\n', id="writable-root"),
+        pytest.param('[executor]\nworkspace = ""\n', id="workspace"),
+        pytest.param('[policy]\npaths = [""]\n', id="policy-path"),
+    ],
+)
+def test_an_empty_path_is_an_error_not_the_whole_directory(tmp_path: Path, text: str) -> None:
+    with pytest.raises(ConfigError, match="empty path"):
+        load_config(write(tmp_path, text))
+
+
+def test_paths_from_the_environment_stay_relative_to_the_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHELLGATE_SANDBOX__WRITABLE_ROOTS", '["extra"]')
+    cfg = load_config(write(tmp_path, "[sandbox]\nnetwork = false\n"))
+    assert cfg.sandbox.writable_roots == (Path("extra"),)
+
+
+# -- the packaged default policy set ----------------------------------------------
+
+
+def test_no_policy_paths_means_the_packaged_set_whatever_the_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shellgate.config import packaged_policy_set
+
+    planted = tmp_path / "policies" / "default"
+    planted.mkdir(parents=True)
+    (planted / "policy.csv").write_text("p, agent, *, *, allow\n")
+    monkeypatch.chdir(tmp_path)
+    packaged = packaged_policy_set()
+    assert packaged is not None
+    assert (packaged / "policy.csv").is_file()
+    for cfg in (load_config(None), load_config(write(tmp_path, "[policy]\ndefault = 'deny'\n"))):
+        assert cfg.policy.paths == (packaged,)
+        assert cfg.default_policy == packaged
+
+
+def test_a_configured_policy_set_is_not_the_default(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, '[policy]\npaths = ["pol"]\n'))
+    assert cfg.default_policy is None
+    replaced = load_config(None)
+    replaced = replaced.model_copy(
+        update={"policy": replaced.policy.model_copy(update={"paths": (tmp_path,)})}
+    )
+    assert replaced.default_policy is None
+
+
+# -- did you mean ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "hint"),
+    [
+        pytest.param("[executor]\ntimout_ms = 5\n", "unknown key 'executor.timout_ms'",
+                     "did you mean 'executor.timeout_ms'?", id="key"),
+        pytest.param("[exector]\nkind = 'local'\n", "unknown key 'exector'",
+                     "did you mean 'executor'?", id="section"),
+        pytest.param("[executor.limits]\nopen_file = 5\n", "unknown key 'executor.limits.open_file'",
+                     "did you mean 'executor.limits.open_files'?", id="nested"),
+        pytest.param("[policy]\nzzz = 1\n", "unknown key 'policy.zzz'",
+                     "[policy] takes: paths, subject, tenant, default, plugins", id="no-near-miss"),
+        pytest.param("[zzz]\nx = 1\n", "unknown key 'zzz'",
+                     "the sections are: executor, sandbox, policy, approval, audit", id="no-section"),
+    ],
+)
+def test_unknown_keys_come_with_a_hint(tmp_path: Path, text: str, message: str, hint: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, text))
+    assert str(info.value).endswith(message)
+    assert info.value.hint is not None
+    assert info.value.hint.startswith(hint)
+
+
+def test_an_environment_typo_suggests_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHELLGATE_POLICY__DEFUALT", "deny")
+    with pytest.raises(ConfigError) as info:
+        load_config(None)
+    assert info.value.hint == "did you mean SHELLGATE_POLICY__DEFAULT?"

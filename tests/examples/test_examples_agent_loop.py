@@ -28,6 +28,26 @@ def test_agent_loop_example_runs_and_the_gate_shapes_the_transcript(tmp_path: Pa
     assert out.rstrip().endswith("model: Done: 4 tool calls, 1 refused.")
 
 
+def test_agent_loop_header_says_which_python_runs_it() -> None:
+    doc = (EXAMPLES / "agent_loop.py").read_text(encoding="utf-8").split('"""')[1]
+    assert "    .venv/bin/python examples/agent_loop.py" in doc
+
+
+def test_agent_loop_under_a_python_without_shellgate_says_what_to_run() -> None:
+    # -I ignores PYTHONPATH and the user site, -S the site-packages: no shellgate.
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", str(EXAMPLES / "agent_loop.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "cannot import shellgate" in done.stderr
+    assert ".venv/bin/python examples/agent_loop.py" in done.stderr
+
+
 def test_agent_loop_is_importable_and_its_model_only_uses_offered_tools() -> None:
     sys.path.insert(0, str(EXAMPLES))
     try:

@@ -75,8 +75,8 @@ def test_check_human_output_explains_segments_and_rule() -> None:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        pytest.param(("check",), "Missing argument 'COMMAND'", id="no-command"),
-        pytest.param(("check", "--bogus", "x"), "No such option: --bogus", id="bad-option"),
+        pytest.param(("check",), "missing argument 'COMMAND'", id="no-command"),
+        pytest.param(("check", "--bogus", "x"), "no such option: --bogus", id="bad-option"),
         pytest.param(("check", "--policy", "/nonexistent", "ls"), "policy set directory not found",
                      id="missing-policy"),
         pytest.param(("check", "--config", "/nonexistent.toml", "ls"), "cannot read config",
@@ -85,12 +85,14 @@ def test_check_human_output_explains_segments_and_rule() -> None:
                      id="bad-workdir"),
     ],
 )
-def test_check_errors_are_one_line_exit_2(args: tuple[str, ...], needle: str) -> None:
+def test_check_errors_are_an_error_line_and_a_hint_exit_2(args: tuple[str, ...], needle: str) -> None:
     done = shellgate(*args)
     assert done.returncode == 2
     assert done.stdout == ""
-    assert len(done.stderr.strip().splitlines()) == 1
-    assert needle in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines[0].startswith("error: ")
+    assert needle in lines[0]
+    assert len(lines) == 1 or (len(lines) == 2 and lines[1].startswith("hint: "))
     assert "Traceback" not in done.stderr
 
 

@@ -2,16 +2,45 @@
 
 Every subcommand module exposes ``register(app)`` and imports its heavy parts
 inside the command, so ``shellgate check`` does not pay for the MCP SDK.
-User mistakes are one ``error: …`` line on stderr and exit status 2.
+User mistakes are an ``error: …`` line (and a ``hint: …`` line) on stderr and
+exit status 2, whoever finds them: the command, typer's parser, or a group
+(see ``cli/_common.py``).
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+from collections.abc import Sequence
+from typing import Annotated, NoReturn
 
 import typer
 
+from shellgate.cli._common import is_click_error, usage_error
+
 SUBCOMMANDS = ("run", "check", "policy", "audit", "schema", "mcp", "demo")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from shellgate import __version__
+
+        typer.echo(f"shellgate {__version__}")
+        raise typer.Exit(0)
+
+
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print shellgate's version and exit.",
+            is_eager=True,
+            callback=_print_version,
+        ),
+    ] = False,
+) -> None:
+    """A policy gate between AI agents and the shell."""
 
 
 def build_app() -> typer.Typer:
@@ -23,6 +52,7 @@ def build_app() -> typer.Typer:
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
     )
+    app.callback()(_root)
     for name in SUBCOMMANDS:
         try:
             module = importlib.import_module(f"shellgate.cli.{name}")
@@ -34,5 +64,16 @@ def build_app() -> typer.Typer:
     return app
 
 
-def main() -> None:
-    build_app()(prog_name="shellgate")
+def main(args: Sequence[str] | None = None) -> NoReturn:
+    """Run the CLI; every click error is reported in the shellgate style."""
+    command = typer.main.get_command(build_app())
+    try:
+        status = command.main(args=args, prog_name="shellgate", standalone_mode=False)
+    except typer.Abort:
+        typer.echo("error: aborted", err=True)
+        status = 1
+    except Exception as exc:
+        if not is_click_error(exc):
+            raise
+        status = usage_error(exc)
+    sys.exit(status if isinstance(status, int) else 0)

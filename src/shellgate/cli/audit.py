@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from shellgate.cli._common import ShellgateCommand
+
 if TYPE_CHECKING:
     from rich.text import Text
 
@@ -34,8 +36,8 @@ def register(app: typer.Typer) -> None:
         help="Check and read the hash-chained audit log.",
         no_args_is_help=True,
     )
-    group.command("verify")(verify_command)
-    group.command("tail")(tail_command)
+    group.command("verify", cls=ShellgateCommand)(verify_command)
+    group.command("tail", cls=ShellgateCommand)(tail_command)
     app.add_typer(group, name="audit")
 
 

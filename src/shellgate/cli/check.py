@@ -5,8 +5,8 @@ The contract (``policy.md``, "Command-line contract") is exact:
 * ``--json`` prints one object with the keys ``decision``, ``reason``, ``layer``,
   ``rule`` and ``segments`` (each with ``command``, ``argv``, ``decision``,
   ``layer``, ``rule``), and nothing else on stdout;
-* exit status 0 allow, 10 ask, 11 deny, 2 usage or configuration error (one line on
-  stderr, never a traceback).
+* exit status 0 allow, 10 ask, 11 deny, 2 usage or configuration error (an
+  ``error: …`` line and maybe a ``hint: …`` line on stderr, never a traceback).
 
 COMMAND is one shell string (``shellgate check -- 'ls | wc -l'``); several words
 are joined with shell quoting, so ``shellgate check rm -rf /`` checks exactly that
@@ -23,47 +23,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperCommand
+
+from shellgate.cli._common import ShellgateCommand, fail, fail_on, note_default_policy
 
 if TYPE_CHECKING:
     from shellgate.config import Config
     from shellgate.models import Verdict
 
 EXIT_CODES = {"allow": 0, "ask": 10, "deny": 11}
-EXIT_USAGE = 2
-
-
-class OneLineErrors(TyperCommand):
-    """A command whose usage errors are one ``error: …`` line on stderr and exit 2.
-
-    typer vendors its own click, whose ``UsageError`` it does not export; a usage
-    error is recognised by click's exception protocol (``format_message`` and exit
-    code 2) instead of by class.
-    """
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        try:
-            result: list[str] = super().parse_args(ctx, args)
-        except Exception as exc:
-            if getattr(exc, "exit_code", None) != EXIT_USAGE or not hasattr(exc, "format_message"):
-                raise
-            typer.echo(f"error: {exc.format_message()} (see 'shellgate {ctx.info_name} --help')",
-                       err=True)
-            raise typer.Exit(EXIT_USAGE) from None
-        return result
-
-
-def fail(message: str) -> typer.Exit:
-    """Print one error line on stderr; return the exit to raise (status 2)."""
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(EXIT_USAGE)
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``check`` command to ``app``."""
     app.command(
         "check",
-        cls=OneLineErrors,
+        cls=ShellgateCommand,
         context_settings={"allow_interspersed_args": False},
     )(check_command)
 
@@ -132,16 +106,26 @@ def check_command(
         list[str], typer.Argument(metavar="COMMAND", help="The shell command to check.")
     ],
     config: Annotated[
-        Path | None, typer.Option("--config", help="Config file (else $SHELLGATE_CONFIG).")
+        Path | None,
+        typer.Option("--config", metavar="FILE", help="Config file (else $SHELLGATE_CONFIG)."),
     ] = None,
     policy: Annotated[
         list[Path] | None,
-        typer.Option("--policy", help="Policy set directory (repeatable; replaces the config's)."),
+        typer.Option(
+            "--policy",
+            metavar="DIR",
+            help="Policy set directory (repeatable; replaces the config's).",
+        ),
     ] = None,
-    subject: Annotated[str | None, typer.Option("--subject", help="Who asks.")] = None,
-    tenant: Annotated[str | None, typer.Option("--tenant", help="In which tenant.")] = None,
+    subject: Annotated[
+        str | None, typer.Option("--subject", metavar="S", help="Who asks.")
+    ] = None,
+    tenant: Annotated[
+        str | None, typer.Option("--tenant", metavar="T", help="In which tenant.")
+    ] = None,
     workdir: Annotated[
-        Path | None, typer.Option("--workdir", help="Working directory (default: cwd).")
+        Path | None,
+        typer.Option("--workdir", metavar="DIR", help="Working directory (default: cwd)."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
@@ -170,7 +154,8 @@ def check_command(
         )
         verdict = decider.decide(call)
     except ShellgateError as exc:
-        raise fail(str(exc)) from None
+        raise fail_on(exc) from None
+    note_default_policy(cfg)
     if as_json:
         typer.echo(json.dumps(verdict_json(verdict), ensure_ascii=False))
     else:

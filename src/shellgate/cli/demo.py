@@ -11,15 +11,23 @@ from typing import Annotated
 
 import typer
 
-from shellgate.cli._common import fail
+from shellgate.cli._common import ShellgateCommand, fail, fail_on
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("demo", help="Run a scripted agent session against the example policies.")
+    @app.command(
+        "demo",
+        cls=ShellgateCommand,
+        help="Run a scripted agent session against the example policies.",
+    )
     def demo(
         policy: Annotated[
             Path | None,
-            typer.Option("--policy", help="a policy set directory instead of policies/default"),
+            typer.Option(
+                "--policy",
+                metavar="DIR",
+                help="a policy set directory instead of policies/default",
+            ),
         ] = None,
         keep: Annotated[
             bool, typer.Option("--keep", help="keep the workspace and audit log")
@@ -33,5 +41,5 @@ def register(app: typer.Typer) -> None:
         try:
             status = run_demo(policy=policy, keep=keep)
         except ShellgateError as exc:
-            raise fail(str(exc)) from None
+            raise fail_on(exc) from None
         raise typer.Exit(status)

@@ -12,11 +12,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from shellgate.cli._common import fail, load
+from shellgate.cli._common import ShellgateCommand, fail, fail_on, load
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("mcp", help="Serve bash, bash_output and bash_kill over MCP stdio.")
+    @app.command(
+        "mcp", cls=ShellgateCommand, help="Serve bash, bash_output and bash_kill over MCP stdio."
+    )
     def mcp(
         config: Annotated[Optional[Path], typer.Option("--config", help="shellgate.toml")] = None,  # noqa: UP045
         log_level: Annotated[str, typer.Option("--log-level", help="stderr log level")] = "WARNING",
@@ -39,7 +41,7 @@ def register(app: typer.Typer) -> None:
 
             server = ShellgateMCP(cfg)  # builds the gate: policy and plugins load here
         except ShellgateError as exc:
-            raise fail(str(exc)) from None
+            raise fail_on(exc) from None
         import asyncio
         import os
         import sys

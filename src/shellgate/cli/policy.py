@@ -2,8 +2,9 @@
 
 Exit status: ``init`` 0, or 2 when a file exists already (nothing is overwritten);
 ``test`` 0 all rows pass, 1 any mismatch, 2 a broken policy or test file;
-``lint`` 0 clean, 1 findings, 2 the directory cannot be read. Errors are one line
-on stderr. Heavy imports happen inside the commands.
+``lint`` 0 clean, 1 findings, 2 the directory cannot be read. Errors are an
+``error: …`` line (and maybe a ``hint: …``) on stderr. Heavy imports happen
+inside the commands.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Annotated
 
 import typer
 
-from shellgate.cli.check import EXIT_USAGE, OneLineErrors, configure, fail
+from shellgate.cli._common import EXIT_USAGE, ShellgateCommand, fail, fail_on
+from shellgate.cli.check import configure
 
 EXIT_FAILED = 1
 
@@ -61,13 +63,13 @@ def register(app: typer.Typer) -> None:
     """Add the ``policy`` command group to ``app``."""
     group = typer.Typer(name="policy", help="Author, test and lint policy sets.",
                         no_args_is_help=True)
-    group.command("init", cls=OneLineErrors)(init_command)
-    group.command("test", cls=OneLineErrors)(run_tests_command)
-    group.command("lint", cls=OneLineErrors)(lint_command)
+    group.command("init", cls=ShellgateCommand)(init_command)
+    group.command("test", cls=ShellgateCommand)(run_tests_command)
+    group.command("lint", cls=ShellgateCommand)(lint_command)
     app.add_typer(group, name="policy")
 
 
-DirArg = Annotated[Path, typer.Argument(help="The policy set directory.")]
+DirArg = Annotated[Path, typer.Argument(metavar="DIR", help="The policy set directory.")]
 
 
 def init_command(directory: DirArg) -> None:
@@ -96,9 +98,14 @@ def init_command(directory: DirArg) -> None:
 
 def run_tests_command(
     directory: DirArg,
-    config: Annotated[Path | None, typer.Option("--config", help="Config file.")] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", metavar="FILE", help="Config file.")
+    ] = None,
     default: Annotated[
-        str | None, typer.Option("--default", help="Closing default for the run: ask or deny.")
+        str | None,
+        typer.Option(
+            "--default", metavar="ask|deny", help="Closing default for the run: ask or deny."
+        ),
     ] = None,
 ) -> None:
     """Run the set's tests.csv / *.test.csv rows through the whole gate decision."""
@@ -115,7 +122,7 @@ def run_tests_command(
         cases = read_cases(directory)
         outcomes = run_cases(directory, cfg, cases)
     except ShellgateError as exc:
-        raise fail(str(exc)) from None
+        raise fail_on(exc) from None
     failed = [o for o in outcomes if not o.passed]
     for outcome in failed:
         case, top = outcome.case, outcome.verdict.decision

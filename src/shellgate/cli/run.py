@@ -2,8 +2,9 @@
 
 Exit status: the command's own (128+N when it died of signal N, so a timed-out
 command stopped by SIGTERM exits 143); 126 when the policy or the
-approver refused it; 2 for a user mistake (bad config, missing workdir). The
-spill files of a truncated stream are kept, since the printed path is for the user.
+approver refused it; 2 for a user mistake (bad config, missing workdir, a
+``--sandbox`` mode the local executor cannot give). The spill files of a
+truncated stream are kept, since the printed path is for the user.
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ from __future__ import annotations
 import shlex
 import signal
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from shellgate.cli._common import fail, load
+from shellgate.cli._common import ShellgateCommand, fail, fail_on, load
 
 if TYPE_CHECKING:
     from shellgate.models import RunResult
@@ -26,25 +27,43 @@ EXIT_DENIED = 126
 def register(app: typer.Typer) -> None:
     @app.command(
         "run",
+        cls=ShellgateCommand,
         context_settings={"allow_interspersed_args": False},
         help="Run one command through the gate and print what the model would see.",
     )
     def run(
         command: Annotated[
-            list[str], typer.Argument(help="The command (one shell string, or words).")
+            list[str],
+            typer.Argument(metavar="COMMAND", help="The command (one shell string, or words)."),
         ],
-        config: Annotated[Optional[Path], typer.Option("--config", help="shellgate.toml")] = None,  # noqa: UP045
-        executor: Annotated[Optional[str], typer.Option("--executor", help="local | bwrap")] = None,  # noqa: UP045
+        config: Annotated[
+            Path | None,
+            typer.Option("--config", metavar="FILE", help="shellgate.toml"),
+        ] = None,
+        executor: Annotated[
+            str | None,
+            typer.Option("--executor", metavar="local|bwrap", help="override [executor] kind"),
+        ] = None,
         sandbox: Annotated[
             str | None,
-            typer.Option("--sandbox", help="read-only | workspace-write | full-access"),
+            typer.Option(
+                "--sandbox",
+                metavar="MODE",
+                help="read-only | workspace-write | full-access (needs the bwrap executor)",
+            ),
         ] = None,
-        workdir: Annotated[str | None, typer.Option("--workdir", help="working directory")] = None,
+        workdir: Annotated[
+            str | None,
+            typer.Option("--workdir", metavar="DIR", help="working directory"),
+        ] = None,
         timeout_ms: Annotated[
-            int | None, typer.Option("--timeout-ms", help="timeout in ms")
+            int | None, typer.Option("--timeout-ms", metavar="N", help="timeout in ms")
         ] = None,
         approval: Annotated[
-            str | None, typer.Option("--approval", help="deny | prompt (overrides config)")
+            str | None,
+            typer.Option(
+                "--approval", metavar="deny|prompt", help="override [approval] mode"
+            ),
         ] = None,
         background: Annotated[
             bool, typer.Option("--background", help="run in the background and follow it")
@@ -54,13 +73,24 @@ def register(app: typer.Typer) -> None:
         updates: dict[str, dict[str, object]] = {}
         if executor is not None:
             if executor not in ("local", "bwrap"):
-                raise fail(f"invalid --executor: expected local or bwrap, got {executor!r}")
+                raise fail(
+                    f"invalid --executor: expected local or bwrap, got {executor!r}"
+                )
             updates["executor"] = {"kind": executor}
         if sandbox is not None:
             if sandbox not in ("read-only", "workspace-write", "full-access"):
                 raise fail(
                     "invalid --sandbox: expected read-only, workspace-write or full-access, "
                     f"got {sandbox!r}"
+                )
+            kind = executor if executor is not None else cfg.executor.kind
+            if kind == "local" and sandbox != "full-access":
+                # The local executor confines nothing: taking the flag would promise a
+                # sandbox that is not there (an approved `touch` would still write).
+                raise fail(
+                    f"--sandbox {sandbox} needs the bwrap executor; the local executor "
+                    "runs commands unconfined",
+                    "add --executor bwrap, or set [executor] kind = \"bwrap\" in the config",
                 )
             updates["sandbox"] = {"mode": sandbox}
         if approval is not None:
@@ -142,4 +172,4 @@ def _run(cfg: object, args: dict[str, object]) -> int:
     try:
         return asyncio.run(go())
     except ShellgateError as exc:
-        raise fail(str(exc)) from None
+        raise fail_on(exc) from None

@@ -6,13 +6,18 @@ from typing import Annotated
 
 import typer
 
-from shellgate.cli._common import fail
+from shellgate.cli._common import ShellgateCommand, fail
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("schema", help="Print the tool schemas for openai, anthropic or mcp.")
+    @app.command(
+        "schema", cls=ShellgateCommand, help="Print the tool schemas for openai, anthropic or mcp."
+    )
     def schema(
-        fmt: Annotated[str, typer.Option("--format", help="openai | anthropic | mcp")] = "mcp",
+        fmt: Annotated[
+            str,
+            typer.Option("--format", metavar="openai|anthropic|mcp", help="the model API's shape"),
+        ] = "mcp",
         sandboxed: Annotated[
             bool, typer.Option("--sandboxed", help="include the escalation arguments")
         ] = False,

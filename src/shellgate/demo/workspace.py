@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from shellgate.config import Config, load_config
+from shellgate.config import Config, load_config, packaged_policy_set
 from shellgate.errors import ConfigError
 
 POLICY_SET = "default"
@@ -29,20 +29,20 @@ FILES = {
 def find_policy_set(name: str = POLICY_SET) -> Path:
     """The shipped example policy set ``name``, from the package, the repo or the cwd.
 
-    Looked up in order: ``shellgate/policies/<name>`` inside an installed package,
-    ``<repo>/policies/<name>`` next to ``src/`` in a checkout, ``./policies/<name>``.
+    Looked up in order: the packaged set (:func:`~shellgate.config.packaged_policy_set`:
+    inside an installed package, else next to ``src/`` in a checkout), then
+    ``./policies/<name>``.
     """
-    here = Path(__file__).resolve().parent.parent  # the shellgate package
-    candidates = [
-        here / "policies" / name,
-        here.parent.parent / "policies" / name,
-        Path.cwd() / "policies" / name,
-    ]
-    for candidate in candidates:
-        if (candidate / "policy.csv").is_file() and (candidate / "model.conf").is_file():
-            return candidate
-    tried = ", ".join(str(c) for c in candidates)
-    raise ConfigError(f"cannot find the example policy set '{name}' (tried {tried})")
+    packaged = packaged_policy_set(name)
+    if packaged is not None:
+        return packaged
+    candidate = Path.cwd() / "policies" / name
+    if (candidate / "policy.csv").is_file() and (candidate / "model.conf").is_file():
+        return candidate
+    raise ConfigError(
+        f"cannot find the example policy set '{name}' (not in this installation, "
+        f"nor at {candidate})"
+    )
 
 
 def _root_parent() -> str | None:
