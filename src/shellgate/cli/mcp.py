@@ -1,5 +1,6 @@
 """``shellgate mcp``: serve the three tools over MCP stdio until the client hangs up.
 
+SIGHUP reopens the audit log and reloads the policy files; the server stays up.
 Exit status: 0 when the connection ended (stdin EOF, SIGTERM, SIGINT); 2 for a
 start-up mistake (bad config, a policy set or plugin that does not load), as one
 ``error: …`` line on stderr. stdout is the MCP wire and carries nothing else.
@@ -45,7 +46,8 @@ def register(app: typer.Typer) -> None:
         import sys
 
         if asyncio.run(server.serve_stdio()):
-            # A signal ended the server after the gate closed; the SDK's stdin
-            # reader thread is still blocked in read(2) and would hold the exit.
+            # A signal ended the server after the gate closed and the wire was given
+            # back; a stdout write stuck on a client that stopped reading must not
+            # hold the exit (its worker thread was abandoned).
             sys.stderr.flush()
             os._exit(0)
