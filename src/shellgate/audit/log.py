@@ -13,6 +13,11 @@ Invariants:
   :class:`~shellgate.errors.AuditError` (the gate must not run unaudited calls).
 * Opening an existing log continues its chain from its last record, after
   checking that record's own hash; a log that ends mid-record is refused.
+* Rotation never starts a silent new chain: when the writer knows a chain and
+  finds its file empty at an append (a new file after :meth:`AuditLog.reopen`,
+  or the same file truncated under it, as ``copytruncate`` does), it first
+  writes a ``link`` record that continues the chain (``seq`` + 1, ``prev`` =
+  the last hash it wrote), in the same ``write`` as the record itself.
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ import os
 import stat
 import threading
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
@@ -34,16 +38,12 @@ from shellgate.audit._chain import (
     canonical,
     plain,
     record_hash,
-    sealed,
 )
+from shellgate.audit._fit import FIT_KEYS, seal
 from shellgate.errors import AuditError
 
 _TAIL_CHUNK_BYTES = 64 * 1024
-
-
-def utc_now() -> str:
-    """Current UTC time as ISO 8601 with microseconds and ``Z``."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+_OPEN_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
 
 
 def _read_last_line(fd: int, size: int, where: Path) -> bytes:
@@ -84,6 +84,29 @@ def _tail_state(fd: int, size: int, where: Path) -> tuple[int, str]:
     return seq, digest
 
 
+def _open_log(path: Path) -> tuple[int, int, tuple[int, str]]:
+    """``(fd, size, (seq, hash) of its last record)`` for the log at ``path``."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS, 0o600)  # commands can hold secrets: owner only
+    except OSError as exc:
+        raise AuditError(f"{path}: cannot open audit log: {exc.strerror}") from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise AuditError(f"{path}: audit log is not a regular file")
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            size = os.fstat(fd).st_size
+            return fd, size, _tail_state(fd, size, path)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    except OSError as exc:
+        os.close(fd)
+        raise AuditError(f"{path}: cannot read audit log: {exc.strerror}") from exc
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 class AuditLog:
     """Append-only, hash-chained JSON Lines audit log (see ``docs/audit.md``).
 
@@ -104,26 +127,11 @@ class AuditLog:
         self._closed = False
         self._failed: str | None = None
         self._seq, self._prev, self._size = 0, GENESIS, 0
+        #: Why the next record into an empty file needs a link ("reopened" after reopen()).
+        self._link_reason = "truncated"
         if path is None:
             return
-        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
-        try:
-            fd = os.open(path, flags, 0o600)  # commands can hold secrets: owner only
-        except OSError as exc:
-            raise AuditError(f"{path}: cannot open audit log: {exc.strerror}") from exc
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise AuditError(f"{path}: audit log is not a regular file")
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                self._size = os.fstat(fd).st_size
-                self._seq, self._prev = _tail_state(fd, self._size, path)
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-        except BaseException:
-            os.close(fd)
-            raise
-        self._fd = fd
+        self._fd, self._size, (self._seq, self._prev) = _open_log(path)
 
     @property
     def enabled(self) -> bool:
@@ -134,17 +142,55 @@ class AuditLog:
         """Hash of the last record this writer knows of (``"0" * 64`` if none)."""
         return self._prev
 
+    def reopen(self) -> None:
+        """Open ``path`` again, for log rotation (the MCP server calls it on SIGHUP).
+
+        Contract:
+
+        * Thread-safe: serialised with :meth:`append` by the same lock, so a record
+          goes wholly to the old file or wholly to the new one.
+        * After a rename (``logrotate`` ``create``), records go to the new file at
+          ``path``. If that file is empty (or absent: it is created, mode 0600),
+          the next append first writes a ``link`` record continuing the chain
+          (``seq`` + 1, ``prev`` = the last hash written to the old file); if it
+          already holds records, their chain is continued, as at start-up.
+        * On any failure (``path`` cannot be opened, is not a regular file, or ends
+          in a damaged record) it raises :class:`~shellgate.errors.AuditError` and
+          keeps writing to the file it had open: no call goes unaudited.
+        * A no-op for a disabled log (``path=None``); raises on a closed log or a
+          log whose earlier write failed (it stays unusable).
+        """
+        with self._lock:
+            if self._closed:
+                raise AuditError(f"{self.path}: audit log is closed")
+            if self._failed is not None:
+                raise AuditError(
+                    f"{self.path}: audit log unusable after a failed write ({self._failed})"
+                )
+            if self.path is None:
+                return
+            fd, size, (seq, prev) = _open_log(self.path)
+            old, self._fd, self._size = self._fd, fd, size
+            if size:
+                self._seq, self._prev = seq, prev
+            self._link_reason = "reopened"
+            if old is not None:
+                os.close(old)
+
     def append(self, record: Mapping[str, object]) -> str:
         """Write ``record`` as the next line of the chain and return its hash.
 
-        Adds ``seq``, ``time``, ``prev`` and ``hash``; the caller must not supply
-        them. Refuses (``AuditError``) keys named ``env``/``environment`` at any
-        depth, non-JSON values, records over ``MAX_RECORD_BYTES``, a closed log and
-        a log whose earlier write failed.
+        Adds ``seq``, ``time``, ``prev`` and ``hash`` (and, only when needed,
+        ``escaped`` and ``cut``: text that is not valid Unicode is escaped and
+        oversized strings are cut, see :mod:`shellgate.audit._fit`); the caller
+        must not supply them. Refuses (``AuditError``) keys named
+        ``env``/``environment`` at any depth, non-JSON values, a record that does
+        not fit ``MAX_RECORD_BYTES`` even cut, a closed log and a log whose
+        earlier write failed.
         """
         if not isinstance(record, Mapping):
             raise AuditError(f"audit record must be a mapping, got {type(record).__name__}")
-        owned = CHAIN_KEYS.intersection(record)
+        owned = (CHAIN_KEYS | FIT_KEYS).intersection(record)
         if owned:
             raise AuditError(
                 f"audit record must not set {', '.join(sorted(owned))}: the log adds them"
@@ -159,7 +205,7 @@ class AuditLog:
                     f"{self.path}: audit log unusable after a failed write ({self._failed})"
                 )
             if self._fd is None:
-                return self._chain(body)[1]
+                return self._chain(body)[1]  # disabled file: the chain lives in memory
             fd = self._fd
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
@@ -171,27 +217,28 @@ class AuditLog:
                 fcntl.flock(fd, fcntl.LOCK_UN)
 
     def _chain(self, body: dict[str, object]) -> tuple[bytes, str]:
-        full = dict(body, seq=self._seq + 1, time=utc_now(), prev=self._prev)
-        sealed_line, digest = sealed(full)
-        line = sealed_line + b"\n"
-        if len(line) > MAX_RECORD_BYTES:
-            raise AuditError(
-                f"audit record is {len(line)} bytes, over the {MAX_RECORD_BYTES}-byte limit"
-            )
-        if self._fd is None:
-            self._seq, self._prev = self._seq + 1, digest
+        line, digest = seal(body, self._seq + 1, self._prev)
+        self._seq, self._prev = self._seq + 1, digest
         return line, digest
 
     def _append_locked(self, fd: int, body: dict[str, object]) -> str:
         assert self.path is not None
         try:
             size = os.fstat(fd).st_size
-            if size != self._size:  # another writer appended: continue *its* chain
+            if size not in (0, self._size):  # another writer appended: continue *its* chain
                 self._seq, self._prev = _tail_state(fd, size, self.path)
                 self._size = size
         except OSError as exc:
             raise AuditError(f"{self.path}: cannot read audit log: {exc.strerror}") from exc
-        line, digest = self._chain(body)
+        seq, prev, link = self._seq, self._prev, b""
+        if size == 0 and seq > 0:
+            # A new file after reopen(), or this one truncated under us (copytruncate):
+            # continue the chain with a link record, never restart it silently.
+            reason = "truncated" if self._size > 0 else self._link_reason
+            link, prev = seal({"type": "link", "reason": reason}, seq + 1, prev)
+            seq += 1
+        record, digest = seal(body, seq + 1, prev)
+        line = link + record
         try:
             view = memoryview(line)
             while view:  # a regular file takes it in one write; loop for the rare short one
@@ -201,7 +248,7 @@ class AuditLog:
         except OSError as exc:
             self._failed = f"{exc.strerror}"
             raise AuditError(f"{self.path}: cannot write audit log: {exc.strerror}") from exc
-        self._seq, self._prev, self._size = self._seq + 1, digest, size + len(line)
+        self._seq, self._prev, self._size = seq + 1, digest, size + len(line)
         return digest
 
     def close(self) -> None:
