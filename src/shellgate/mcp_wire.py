@@ -8,6 +8,8 @@ reads the wire itself and hands the SDK only messages that passed:
 1. a blank line is skipped; a line over :data:`MAX_LINE_BYTES` is dropped unread;
 2. the bytes are decoded as strict UTF-8, else ``-32700`` (parse error);
 3. the text is parsed as JSON (no ``NaN``/``Infinity``), else ``-32700``;
+   an ``id`` that is neither an integer nor a string makes it invalid (the SDK
+   would take it for a notification and drop it);
 4. no string (key or value) may hold a lone surrogate (``"\\ud800"`` is valid
    JSON but not Unicode text), else ``-32600`` (invalid request);
 5. it must be a JSON-RPC 2.0 message as the SDK models it, else ``-32600``.
@@ -84,6 +86,9 @@ def read_line(line: bytes) -> types.JSONRPCMessage | Refused | None:
             f"invalid request: {where} holds a lone surrogate (U+D800..U+DFFF), which is "
             "not Unicode text; nothing in it was run",
         )
+    if isinstance(message, dict) and "id" in message and not _readable(message["id"]):
+        # the SDK's models would read it as a notification and drop it unanswered
+        return Refused("invalid request: the id is neither an integer nor a string", None)
     try:
         return types.jsonrpc_message_adapter.validate_json(text, by_name=False)
     except ValidationError as exc:
@@ -139,16 +144,18 @@ def _has_surrogate(text: str) -> bool:
     return False
 
 
+def _readable(request_id: object) -> bool:
+    """An id an answer can carry back: an integer, or a string that is Unicode text."""
+    if isinstance(request_id, str):
+        return not _has_surrogate(request_id)
+    return isinstance(request_id, int) and not isinstance(request_id, bool)
+
+
 def _refuse(message: Any, code: int, reason: str) -> Refused:
     """Answer a request whose id reads cleanly; anything else only goes to the log."""
-    if isinstance(message, dict) and "method" in message:
-        request_id = message.get("id")
-        readable = (isinstance(request_id, int) and not isinstance(request_id, bool)) or (
-            isinstance(request_id, str) and not _has_surrogate(request_id)
-        )
-        if readable:
-            error = types.ErrorData(code=code, message=reason)
-            return Refused(reason, types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+    if isinstance(message, dict) and "method" in message and _readable(message.get("id")):
+        error = types.ErrorData(code=code, message=reason)
+        return Refused(reason, types.JSONRPCError(jsonrpc="2.0", id=message["id"], error=error))
     return Refused(reason, None)
 
 

@@ -1,0 +1,145 @@
+"""Bytes on the wire that are not clean JSON-RPC: answered when the id reads, never run."""
+
+from __future__ import annotations
+
+import json
+import queue
+from pathlib import Path
+
+import pytest
+from mcp_helpers import RawServer, audit_records, call_text, write_config
+from tests.conftest import wait_until
+
+from shellgate.mcp_wire import INVALID_REQUEST, PARSE_ERROR, Refused, read_line
+
+
+def _request(request_id: int, command: bytes) -> bytes:
+    """A tools/call line whose command is the given raw bytes (already JSON-escaped)."""
+    return (
+        b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": "bash", '
+        b'"arguments": {"command": "%s", "description": "d"}}}' % (request_id, command)
+    )
+
+
+def _assert_alive(server: RawServer, request_id: int) -> None:
+    text, is_error = call_text(
+        server.call(request_id, "bash", {"command": "echo alive", "description": "d"})
+    )
+    assert (text, is_error) == ("alive\n", False)
+
+
+@pytest.mark.parametrize(
+    ("command", "code"),
+    [
+        pytest.param(b"echo \xff > made.txt", PARSE_ERROR, id="invalid-utf8"),
+        pytest.param(b"echo \xed\xa0\x80 > made.txt", PARSE_ERROR, id="utf8-encoded-surrogate"),
+        pytest.param(b"echo \\ud800 > made.txt", INVALID_REQUEST, id="escaped-lone-surrogate"),
+    ],
+)
+def test_a_request_that_is_not_unicode_is_refused_and_nothing_runs(
+    tmp_path: Path, command: bytes, code: int
+) -> None:
+    # approval "allow": were the command let through, it would run and make the file
+    with RawServer(write_config(tmp_path, approval="allow")) as server:
+        server.initialize()
+        server.send_line(_request(2, command))
+        answer = server.recv(timeout_s=20)  # the very next message: the refusal, not a result
+        assert answer["id"] == 2
+        assert answer["error"]["code"] == code
+        assert "nothing in it was run" in answer["error"]["message"]
+        _assert_alive(server, 3)
+        assert not (tmp_path / "ws" / "made.txt").exists()
+        commands = [r["command"] for r in audit_records(tmp_path) if r["type"] == "decision"]
+        assert commands == ["echo alive"]  # the refused line never reached the gate
+
+
+def test_lines_without_a_readable_id_are_logged_and_the_rest_answered(tmp_path: Path) -> None:
+    with RawServer(write_config(tmp_path)) as server:
+        server.initialize()
+        unanswerable = [
+            b"this is not json",
+            b'{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}',  # not an id
+            b'{"jsonrpc": "2.0", "id": "\\udc80", "method": "tools/list"}',  # the id is the bad part
+            b'{"jsonrpc": "2.0", "id": "\xff", "method": "tools/list"}',
+            b'{"jsonrpc": "2.0", "method": "notifications/x", "params": {"k": "\\ud800"}}',
+            b'{"jsonrpc": "2.0", "id": 5, "result": {"k": "\\udfff"}}',  # a response: never answered
+            b"[]",
+        ]
+        for line in unanswerable:
+            server.send_line(line)
+        server.send_line(b'{"jsonrpc": "1.0", "id": "old", "method": "tools/list"}')
+        server.send_line(b'{"jsonrpc": "2.0", "id": 6, "method": "tools/list", "params": "x\xc3"}')
+        server.send({"jsonrpc": "2.0", "id": 7, "method": "tools/list"})
+        got = [server.recv(timeout_s=20) for _ in range(3)]
+        assert [m["id"] for m in got] == ["old", 6, 7]  # nothing else came first
+        assert got[0]["error"]["code"] == INVALID_REQUEST
+        assert got[1]["error"]["code"] == PARSE_ERROR
+        assert len(got[2]["result"]["tools"]) == 3
+        with pytest.raises(queue.Empty):  # and nothing else comes late
+            server.recv(timeout_s=0.5)
+        assert wait_until(
+            lambda: server.stderr().count("dropped a line from the client") == len(unanswerable)
+        )
+        _assert_alive(server, 8)
+
+
+@pytest.mark.parametrize(
+    ("line", "reason", "answer_id"),
+    [
+        pytest.param(b"{", "parse error: the line is not JSON", None, id="not-json"),
+        pytest.param(b"NaN", "parse error: the line is not JSON", None, id="nan"),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":3,"method":"x","params":{"\\ud800":1}}',
+            "invalid request: a key in params holds a lone surrogate",
+            3,
+            id="surrogate-key",
+        ),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":"a","method":"x","params":[{"k":["\\udfff"]}]}',
+            "invalid request: params[0].k[0] holds a lone surrogate",
+            "a",
+            id="surrogate-in-a-list",
+        ),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":true,"method":"x"}',
+            "invalid request: the id is neither an integer nor a string",
+            None,
+            id="boolean-id-unanswerable",
+        ),
+        pytest.param(
+            b'{"jsonrpc":"1.0","id":9,"method":"x"}',
+            "invalid request: not a JSON-RPC 2.0 message",
+            9,
+            id="old-jsonrpc",
+        ),
+    ],
+)
+def test_read_line_refuses(line: bytes, reason: str, answer_id: object) -> None:
+    checked = read_line(line)
+    assert isinstance(checked, Refused)
+    assert checked.reason.startswith(reason), checked.reason
+    if answer_id is None:
+        assert checked.answer is None
+    else:
+        assert checked.answer is not None
+        assert checked.answer.id == answer_id
+
+
+def test_a_blank_line_is_skipped() -> None:
+    assert read_line(b" \r") is None
+
+
+def test_a_clean_line_passes_unchanged() -> None:
+    line = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "bash", "arguments": {"command": "echo ü €", "description": "d"}},
+        },
+        ensure_ascii=False,
+    ).encode()
+    checked = read_line(line)
+    assert not isinstance(checked, Refused)
+    assert checked is not None
+    assert checked.model_dump(by_alias=True, exclude_unset=True) == json.loads(line)
