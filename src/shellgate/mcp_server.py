@@ -4,7 +4,12 @@ Invariants:
 
 * One :class:`~shellgate.gate.Gate` per process, opened before the first message
   and closed (every task stopped, spill files removed) when the connection ends —
-  stdin EOF, SIGTERM or SIGINT alike.
+  stdin EOF, SIGTERM or SIGINT alike: a signal ends the read side as EOF does, so
+  in-flight calls are aborted and their results recorded before the gate closes.
+  SIGHUP reopens the audit log and reloads the policy (the last good one stays if
+  the new one does not load); the server keeps serving.
+* Only lines that are UTF-8 JSON-RPC reach the SDK (:mod:`shellgate.mcp_wire`);
+  a refused request whose id reads gets a JSON-RPC error, nothing in it runs.
 * The principal is the config's ``[policy] subject`` / ``tenant``; nothing in a
   tool call's arguments can change it (the gate validates arguments strictly, so
   an extra ``subject`` key is an error, never an identity).

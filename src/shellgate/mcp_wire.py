@@ -45,7 +45,7 @@ from pydantic import ValidationError
 
 logger = logging.getLogger("shellgate.mcp")
 
-MAX_LINE_BYTES = 64 * 1024 * 1024  # bytes; a request this large is not a shell command
+MAX_LINE_BYTES = 16 * 1024 * 1024  # bytes; far over any command the input guard lets pass
 CHUNK_BYTES = 64 * 1024  # bytes per read(2)
 DRAIN_S = 5.0  # seconds the writer gets to flush queued answers at the end
 
@@ -187,25 +187,28 @@ class Wire:
         """Feed checked messages to the SDK until EOF or :meth:`hang_up`."""
         async with self._to_sdk, self._answers:
             with self._reading:
-                pending = b""
+                line = bytearray()
                 dropping = False  # inside a line over MAX_LINE_BYTES
                 while chunk := await self._read_chunk():
-                    lines = (pending + chunk).split(b"\n")
-                    pending = lines.pop()
-                    for line in lines:
-                        if dropping:
-                            dropping = False
-                            continue
-                        await self._take(line)
-                    if len(pending) > MAX_LINE_BYTES:
+                    start = 0
+                    while (end := chunk.find(b"\n", start)) != -1:
                         if not dropping:
-                            logger.warning(
-                                "dropped a line over %d bytes from the client unread",
-                                MAX_LINE_BYTES,
-                            )
-                        pending, dropping = b"", True
-                if pending and not dropping:
-                    await self._take(pending)
+                            line += chunk[start:end]
+                            if len(line) > MAX_LINE_BYTES:
+                                _too_long()
+                            else:
+                                await self._take(bytes(line))
+                        line.clear()
+                        dropping, start = False, end + 1
+                    if dropping:
+                        continue
+                    line += chunk[start:]
+                    if len(line) > MAX_LINE_BYTES:  # drop it now: memory stays bounded
+                        _too_long()
+                        line.clear()
+                        dropping = True
+                if line and not dropping:
+                    await self._take(bytes(line))
 
     async def _take(self, line: bytes) -> None:
         checked = read_line(line)
@@ -262,6 +265,10 @@ class Wire:
                 except OSError as exc:
                     logger.warning("writing stdout failed (%s); answers are dropped", exc)
                     broken = True
+
+
+def _too_long() -> None:
+    logger.warning("dropped a line over %d bytes from the client unread", MAX_LINE_BYTES)
 
 
 def _settle(future: asyncio.Future[None]) -> None:

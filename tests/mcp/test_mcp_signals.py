@@ -66,6 +66,7 @@ def test_sighup_after_a_rename_writes_the_next_records_to_a_new_file(tmp_path: P
         assert _echo(server, 3, "after") == ("after\n", False)
         assert server.proc.poll() is None
         old, new = _records(rotated), _records(log)
+        assert (new[0]["type"], new[0]["prev"]) == ("link", old[-1]["hash"])  # one chain
         assert _decided(old, "echo before")
         assert not _decided(old, "echo after")
         assert _decided(new, "echo after")

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import queue
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp_helpers import RawServer, audit_records, call_text, write_config
 from tests.conftest import wait_until
 
+from shellgate import mcp_wire
 from shellgate.mcp_wire import INVALID_REQUEST, PARSE_ERROR, Refused, read_line
 
 
@@ -143,3 +146,32 @@ def test_a_clean_line_passes_unchanged() -> None:
     assert not isinstance(checked, Refused)
     assert checked is not None
     assert checked.model_dump(by_alias=True, exclude_unset=True) == json.loads(line)
+
+
+async def test_an_over_long_line_is_dropped_unread_and_the_next_line_is_served(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(mcp_wire, "MAX_LINE_BYTES", 1000)
+    read_fd, write_fd = os.pipe()
+    out_read, out_write = os.pipe()
+    os.set_blocking(read_fd, False)
+    wire = mcp_wire.Wire(read_fd, out_write)
+
+    def listing(request_id: int) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/list"}).encode()
+
+    long_line = b'{"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"x": "'
+    data = listing(1) + b"\n" + long_line + b"y" * 5000 + b'"}}\n' + listing(2)  # no last \n
+    try:
+        os.write(write_fd, data)
+        os.close(write_fd)
+        async with anyio.create_task_group() as tg, wire.read_stream:
+            tg.start_soon(wire.read)
+            tg.start_soon(wire.write)  # ends once both senders have closed
+            got = [item async for item in wire.read_stream]
+            await wire.write_stream.aclose()
+        ids = [getattr(item.message, "id", None) for item in got if not isinstance(item, Exception)]
+        assert ids == [1, 2]
+    finally:
+        for fd in (read_fd, out_read, out_write):
+            os.close(fd)
