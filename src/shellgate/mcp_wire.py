@@ -43,6 +43,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from shellgate.errors import ShellgateError
+
 logger = logging.getLogger("shellgate.mcp")
 
 MAX_LINE_BYTES = 16 * 1024 * 1024  # bytes; far over any command the input guard lets pass
@@ -176,6 +178,7 @@ class Wire:
         self.write_stream, self._outbox = to_client
         self._answers = self.write_stream.clone()  # the reader's own error answers
         self._reading = anyio.CancelScope()
+        self._threaded = False  # reads block in a worker thread (an fd epoll refuses)
         self.hung_up = False
 
     def hang_up(self) -> None:
@@ -228,6 +231,10 @@ class Wire:
             self.hang_up()  # the session has ended; nobody reads any more
 
     async def _read_chunk(self) -> bytes:
+        if self._threaded:
+            return await anyio.to_thread.run_sync(
+                os.read, self._in_fd, CHUNK_BYTES, abandon_on_cancel=True
+            )
         loop = asyncio.get_running_loop()
         while True:
             try:
@@ -242,9 +249,8 @@ class Wire:
                 loop.add_reader(self._in_fd, _settle, readable)
             except OSError:  # a descriptor epoll cannot watch: block in a worker thread
                 os.set_blocking(self._in_fd, True)
-                return await anyio.to_thread.run_sync(
-                    os.read, self._in_fd, CHUNK_BYTES, abandon_on_cancel=True
-                )
+                self._threaded = True
+                return await self._read_chunk()
             try:
                 await readable
             finally:
@@ -291,8 +297,15 @@ async def stdio_wire() -> AsyncIterator[Wire]:
     written (at most :data:`DRAIN_S` more when the client stops reading).
     """
     sys.stdout.flush()
-    in_fd = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-    out_fd = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    try:
+        in_fd = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    except OSError as exc:
+        raise ShellgateError(f"stdin cannot carry MCP: {exc.strerror}") from exc
+    try:
+        out_fd = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    except OSError as exc:
+        os.close(in_fd)
+        raise ShellgateError(f"stdout cannot carry MCP: {exc.strerror}") from exc
     blocking = os.get_blocking(in_fd)
     try:
         null = os.open(os.devnull, os.O_RDONLY)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shlex
+import subprocess
 from pathlib import Path
 
 import anyio
 import pytest
-from mcp_helpers import RawServer, audit_records, call_text, write_config
+from mcp_helpers import RawServer, audit_records, call_text, server_argv, server_env, write_config
 from tests.conftest import wait_until
 
 from shellgate import mcp_wire
@@ -175,3 +177,20 @@ async def test_an_over_long_line_is_dropped_unread_and_the_next_line_is_served(
     finally:
         for fd in (read_fd, out_read, out_write):
             os.close(fd)
+
+
+@pytest.mark.parametrize("fd", [0, 1], ids=["stdin", "stdout"])
+def test_a_closed_stdin_or_stdout_is_a_start_up_error(tmp_path: Path, fd: int) -> None:
+    argv = " ".join(shlex.quote(a) for a in server_argv(write_config(tmp_path)))
+    done = subprocess.run(
+        ["sh", "-c", f'exec {argv} {fd}<&- 2>"$1"', "sh", str(tmp_path / "err")],
+        env=server_env(),
+        stdin=subprocess.PIPE,
+        timeout=60,
+        check=False,
+    )
+    name = "stdin" if fd == 0 else "stdout"
+    assert done.returncode == 2
+    assert (tmp_path / "err").read_text() == (
+        f"error: {name} is closed; shellgate mcp speaks MCP over stdin/stdout\n"
+    )

@@ -23,8 +23,19 @@ def register(app: typer.Typer) -> None:
         log_level: Annotated[str, typer.Option("--log-level", help="stderr log level")] = "WARNING",
     ) -> None:
         import logging
+        import os
 
         from shellgate.errors import ShellgateError
+
+        for fd, name in ((0, "stdin"), (1, "stdout")):
+            # checked before anything opens a file: a closed fd 0 or 1 would be handed
+            # to the next open() (the audit log), which the wire would then claim
+            try:
+                os.fstat(fd)
+            except OSError:
+                raise fail(
+                    f"{name} is closed; shellgate mcp speaks MCP over stdin/stdout"
+                ) from None
 
         level = logging.getLevelName(log_level.upper())
         if not isinstance(level, int):
@@ -42,10 +53,13 @@ def register(app: typer.Typer) -> None:
         except ShellgateError as exc:
             raise fail(str(exc)) from None
         import asyncio
-        import os
         import sys
 
-        if asyncio.run(server.serve_stdio()):
+        try:
+            signalled = asyncio.run(server.serve_stdio())
+        except ShellgateError as exc:  # e.g. stdin or stdout refused: nothing was served
+            raise fail(str(exc)) from None
+        if signalled:
             # A signal ended the server after the gate closed and the wire was given
             # back; a stdout write stuck on a client that stopped reading must not
             # hold the exit (its worker thread was abandoned).
