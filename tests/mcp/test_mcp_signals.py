@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import signal
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import RULES, RawServer, audit_records, call_text, start_call, write_config
+from mcp_helpers import (
+    RULES,
+    RawServer,
+    audit_records,
+    call_text,
+    server_argv,
+    server_env,
+    start_call,
+    write_config,
+)
 from tests.conftest import pids_with_arg, wait_until
 
 from shellgate.audit import verify
@@ -17,8 +28,6 @@ from shellgate.gate import Gate
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
-    import json
-
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
@@ -126,3 +135,78 @@ async def test_gate_reload_keeps_code_registered_layers_and_fails_closed(tmp_pat
         with pytest.raises(ShellgateError, match="policy not reloaded, the last good one stays"):
             gate.reload()
         assert gate.decider is good
+
+
+def test_sigterm_ends_the_server_even_when_the_client_stopped_reading(tmp_path: Path) -> None:
+    """Answers pile up unread (a full pipe): SIGTERM still closes the gate and exits."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "deaf", "version": "0"},
+        },
+    }
+    lines = [init, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    lines += [{"jsonrpc": "2.0", "id": i, "method": "tools/list"} for i in range(2, 400)]
+    with (tmp_path / "stderr").open("wb") as stderr:
+        proc = subprocess.Popen(
+            server_argv(write_config(tmp_path)),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,  # never read: the answers fill the pipe
+            stderr=stderr,
+            env=server_env(),
+        )
+        try:
+            assert proc.stdin is not None
+            proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+            proc.stdin.flush()
+            assert wait_until(lambda: _pipe_full(proc.pid), timeout_s=30)
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=60) == 0  # the drain gives up after DRAIN_S
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    stream.close()
+    assert verify(tmp_path / "audit.jsonl").ok
+
+
+def _pipe_full(pid: int) -> bool:
+    """Whether some thread of ``pid`` is blocked writing (the unread pipe is full)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            if "pipe_write" in (task / "wchan").read_text():  # anon_pipe_write on newer kernels
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def test_a_client_that_hung_up_both_pipes_ends_the_server_cleanly(tmp_path: Path) -> None:
+    """stdout gone (EPIPE on the next answer) and stdin at EOF: exit 0, gate closed."""
+    with (tmp_path / "stderr").open("wb") as stderr:
+        proc = subprocess.Popen(
+            server_argv(write_config(tmp_path)),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env=server_env(),
+        )
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        proc.stdout.close()  # the client is gone before the first answer
+        lines = [{"jsonrpc": "2.0", "id": i, "method": "tools/list"} for i in range(1, 50)]
+        proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+        proc.stdin.close()
+        try:
+            assert proc.wait(timeout=60) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert "writing stdout failed" in (tmp_path / "stderr").read_text()

@@ -56,12 +56,12 @@ def register(app: typer.Typer) -> None:
         import sys
 
         try:
-            signalled = asyncio.run(server.serve_stdio())
+            asyncio.run(server.serve_stdio())
         except ShellgateError as exc:  # e.g. stdin or stdout refused: nothing was served
             raise fail(str(exc)) from None
-        if signalled:
-            # A signal ended the server after the gate closed and the wire was given
-            # back; a stdout write stuck on a client that stopped reading must not
-            # hold the exit (its worker thread was abandoned).
-            sys.stderr.flush()
-            os._exit(0)
+        # The gate is closed and the wire given back. A stdout write stuck on a
+        # client that stopped reading was abandoned in its worker thread, which
+        # an ordinary exit would wait for: end the process without waiting.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
