@@ -7,12 +7,12 @@ reads the wire itself and hands the SDK only messages that passed:
 
 1. a blank line is skipped; a line over :data:`MAX_LINE_BYTES` is dropped unread;
 2. the bytes are decoded as strict UTF-8, else ``-32700`` (parse error);
-3. the text is parsed as JSON (no ``NaN``/``Infinity``), else ``-32700``;
-   an ``id`` that is neither an integer nor a string makes it invalid (the SDK
-   would take it for a notification and drop it);
+3. the text is parsed as JSON (no ``NaN``/``Infinity``), else a parse error;
 4. no string (key or value) may hold a lone surrogate (``"\\ud800"`` is valid
    JSON but not Unicode text), else ``-32600`` (invalid request);
-5. it must be a JSON-RPC 2.0 message as the SDK models it, else ``-32600``.
+5. an ``id`` must be an integer or a string, else an invalid request (the SDK
+   would take the line for a notification and drop it);
+6. it must be a JSON-RPC 2.0 message as the SDK models it, else ``-32600``.
 
 A refused line is answered only when it is a request whose id can be read (an
 integer, or a string that is itself clean); otherwise it is logged (stderr) and
