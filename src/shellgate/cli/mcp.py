@@ -2,7 +2,8 @@
 
 SIGHUP reopens the audit log and reloads the policy files; the server stays up.
 Exit status: 0 when the connection ended (stdin EOF, SIGTERM, SIGINT); 2 for a
-start-up mistake (bad config, a policy set or plugin that does not load), as one
+start-up mistake (bad config, a policy set or plugin that does not load, a closed
+stdin or stdout), as one
 ``error: …`` line on stderr. stdout is the MCP wire and carries nothing else.
 """
 
