@@ -112,6 +112,38 @@ class Gate:
         self.spill.close(keep_files=self.keep_spill)
         self.audit.close()
 
+    @property
+    def closing(self) -> bool:
+        """Whether :meth:`aclose` has begun (new calls are refused from then on)."""
+        return self._closing
+
+    def reload(self) -> None:
+        """Reopen the audit log and rebuild the decision step from the policy files.
+
+        For log rotation and policy edits (``shellgate mcp`` runs it on SIGHUP).
+        The config itself is not re-read. Layers registered in code
+        (``gate.decider.register``) carry over. Fail closed: a policy set or
+        plugin that no longer loads leaves the last good decision step in force,
+        and this raises :class:`~shellgate.errors.ShellgateError` saying so, after
+        the audit log was reopened. Calls already past their decision keep it.
+        """
+        problems: list[str] = []
+        try:
+            self.audit.reopen()
+        except Exception as exc:  # reported; the policy half still runs
+            problems.append(f"audit log not reopened: {_describe(exc)}")
+        try:
+            decider = Decider(self.config)
+            for name, plugin in self.decider.pm.list_name_plugin():
+                if decider.pm.get_plugin(name) is None:
+                    decider.register(plugin, name=name)
+        except Exception as exc:  # whatever a policy file or plugin raises: keep the old one
+            problems.append(f"policy not reloaded, the last good one stays: {_describe(exc)}")
+        else:
+            self.decider = decider
+        if problems:
+            raise ShellgateError("; ".join(problems))
+
     def _executor(self, kind: str) -> Executor:
         if kind not in self._executors:
             self._executors[kind] = make_executor(self.config, kind, spill=self.spill)
@@ -220,6 +252,11 @@ class Gate:
             workdir=workdir,
             workspace=str(self.executor.workspace),
         )
+
+
+def _describe(exc: Exception) -> str:
+    """Our own errors speak for themselves; anything else is named."""
+    return str(exc) if isinstance(exc, ShellgateError) else f"{type(exc).__name__}: {exc}"
 
 
 class SyncGate:

@@ -4,7 +4,12 @@ Invariants:
 
 * One :class:`~shellgate.gate.Gate` per process, opened before the first message
   and closed (every task stopped, spill files removed) when the connection ends —
-  stdin EOF, SIGTERM or SIGINT alike.
+  stdin EOF, SIGTERM or SIGINT alike: a signal ends the read side as EOF does, so
+  in-flight calls are aborted and their results recorded before the gate closes.
+  SIGHUP reopens the audit log and reloads the policy (the last good one stays if
+  the new one does not load); the server keeps serving.
+* Only lines that are UTF-8 JSON-RPC reach the SDK (:mod:`shellgate.mcp_wire`);
+  a refused request whose id reads gets a JSON-RPC error, nothing in it runs.
 * The principal is the config's ``[policy] subject`` / ``tenant``; nothing in a
   tool call's arguments can change it (the gate validates arguments strictly, so
   an extra ``subject`` key is an error, never an identity).
@@ -33,11 +38,11 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.session import ServerSession
-from mcp.server.stdio import stdio_server
 
 from shellgate.approval import AllowApprover, Approver, DenyApprover
 from shellgate.config import Config
 from shellgate.gate import Gate, ToolResult
+from shellgate.mcp_wire import stdio_wire
 from shellgate.models import ApprovalAnswer, ApprovalRequest
 from shellgate.tools import render
 
@@ -240,37 +245,49 @@ class ShellgateMCP:
             await self._shutdown()
 
     async def serve_stdio(self) -> bool:
-        """Serve MCP on stdin/stdout until EOF or SIGTERM/SIGINT/SIGHUP; always close the gate.
+        """Serve MCP on stdin/stdout until EOF, SIGTERM or SIGINT; always close the gate.
 
-        Returns ``True`` when a signal ended it. The SDK reads stdin on a worker
-        thread blocked in ``read(2)``, which no cancellation can interrupt, so on
-        a signal the gate is closed here (tasks stopped, spill files removed, the
-        audit log closed) and the caller must end the process without waiting
-        for that thread (``shellgate mcp`` uses ``os._exit``).
+        SIGTERM and SIGINT end the read side as EOF does, so a signal takes the
+        same path: in-flight calls are aborted and their results recorded, then
+        the gate closes. SIGHUP reloads (:meth:`reload`) and serving goes on.
+        Returns ``True`` when a signal ended it.
         """
         loop = asyncio.get_running_loop()
-        stop = asyncio.Event()
-        stoppable = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-        for sig in stoppable:
-            loop.add_signal_handler(sig, stop.set)
-        serving = asyncio.ensure_future(self._serve_stdio())
-        stopping = asyncio.ensure_future(stop.wait())
+        stops = (signal.SIGTERM, signal.SIGINT)
+        signalled: list[signal.Signals] = []
         try:
-            await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for sig in stoppable:
-                loop.remove_signal_handler(sig)
-        if serving.done():
-            stopping.cancel()
-            serving.result()
-            return False
-        logger.info("shellgate mcp stopped by a signal")
-        await self._shutdown()
-        return True
+            async with stdio_wire() as wire:
 
-    async def _serve_stdio(self) -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await self.run(read_stream, write_stream)
+                def stop(sig: signal.Signals) -> None:
+                    if not signalled:
+                        logger.info("%s: ending the connection as at EOF", sig.name)
+                    signalled.append(sig)
+                    wire.hang_up()
+
+                for sig in stops:
+                    loop.add_signal_handler(sig, stop, sig)
+                loop.add_signal_handler(signal.SIGHUP, self.reload)
+                await self.run(wire.read_stream, wire.write_stream)
+        finally:
+            # only now, with the gate closed and the wire given back, may a signal kill
+            for sig in (*stops, signal.SIGHUP):
+                loop.remove_signal_handler(sig)
+        return bool(signalled)
+
+    def reload(self) -> None:
+        """SIGHUP: reopen the audit log and re-read the policy; never stop serving.
+
+        A reload that fails keeps the last good policy (the gate never runs
+        without one) and is logged; a closing gate is not reloaded.
+        """
+        if self.gate.closing:
+            return
+        try:
+            self.gate.reload()
+        except Exception as exc:  # a bad reload must not end the server
+            logger.error("SIGHUP: reload failed: %s", exc)
+        else:
+            logger.info("SIGHUP: audit log reopened, policy reloaded")
 
     async def _shutdown(self) -> None:
         for event in list(self._inflight):

@@ -236,6 +236,18 @@ def call_text(response: dict[str, Any]) -> tuple[str, bool]:
     return content[0]["text"], bool(result.get("isError", False))
 
 
+def start_call(server: RawServer, request_id: int, command: str) -> None:
+    """Send a foreground bash call without waiting for its answer."""
+    server.send(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": "bash", "arguments": {"command": command, "description": "long"}},
+        }
+    )
+
+
 def audit_records(tmp_path: Path) -> list[dict[str, Any]]:
     path = tmp_path / "audit.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]

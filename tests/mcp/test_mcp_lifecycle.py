@@ -20,6 +20,7 @@ from tests.mcp.mcp_helpers import (
     audit_records,
     call_text,
     connect,
+    start_call,
     text_of,
     write_config,
 )
@@ -99,18 +100,6 @@ def test_sigterm_stops_tasks_and_removes_spill_files(tmp_path: Path) -> None:
         assert pids_with_arg("sleep 307.5") == []
         assert not spill.exists()
         assert list(spill_parent.iterdir()) == []
-
-
-def start_call(server: RawServer, request_id: int, command: str) -> None:
-    """Send a foreground bash call without waiting for its answer."""
-    server.send(
-        {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "method": "tools/call",
-            "params": {"name": "bash", "arguments": {"command": command, "description": "long"}},
-        }
-    )
 
 
 def test_eof_during_a_foreground_call_stops_it(tmp_path: Path) -> None:

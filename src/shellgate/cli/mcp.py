@@ -1,7 +1,9 @@
 """``shellgate mcp``: serve the three tools over MCP stdio until the client hangs up.
 
+SIGHUP reopens the audit log and reloads the policy files; the server stays up.
 Exit status: 0 when the connection ended (stdin EOF, SIGTERM, SIGINT); 2 for a
-start-up mistake (bad config, a policy set or plugin that does not load), as one
+start-up mistake (bad config, a policy set or plugin that does not load, a closed
+stdin or stdout), as one
 ``error: …`` line on stderr. stdout is the MCP wire and carries nothing else.
 """
 
@@ -24,8 +26,19 @@ def register(app: typer.Typer) -> None:
         log_level: Annotated[str, typer.Option("--log-level", help="stderr log level")] = "WARNING",
     ) -> None:
         import logging
+        import os
 
         from shellgate.errors import ShellgateError
+
+        for fd, name in ((0, "stdin"), (1, "stdout")):
+            # checked before anything opens a file: a closed fd 0 or 1 would be handed
+            # to the next open() (the audit log), which the wire would then claim
+            try:
+                os.fstat(fd)
+            except OSError:
+                raise fail(
+                    f"{name} is closed; shellgate mcp speaks MCP over stdin/stdout"
+                ) from None
 
         level = logging.getLevelName(log_level.upper())
         if not isinstance(level, int):
@@ -43,11 +56,15 @@ def register(app: typer.Typer) -> None:
         except ShellgateError as exc:
             raise fail_on(exc) from None
         import asyncio
-        import os
         import sys
 
-        if asyncio.run(server.serve_stdio()):
-            # A signal ended the server after the gate closed; the SDK's stdin
-            # reader thread is still blocked in read(2) and would hold the exit.
-            sys.stderr.flush()
-            os._exit(0)
+        try:
+            asyncio.run(server.serve_stdio())
+        except ShellgateError as exc:  # e.g. stdin or stdout refused: nothing was served
+            raise fail(str(exc)) from None
+        # The gate is closed and the wire given back. A stdout write stuck on a
+        # client that stopped reading was abandoned in its worker thread, which
+        # an ordinary exit would wait for: end the process without waiting.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
