@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import hashlib
 import logging
 import signal
 from collections.abc import Iterator
@@ -42,13 +43,14 @@ from mcp.server.session import ServerSession
 from shellgate.approval import AllowApprover, Approver, DenyApprover
 from shellgate.config import Config
 from shellgate.gate import Gate, ToolResult
-from shellgate.mcp_wire import stdio_wire
+from shellgate.mcp_wire import Refused, stdio_wire
 from shellgate.models import ApprovalAnswer, ApprovalRequest
 from shellgate.tools import render
 
 logger = logging.getLogger("shellgate.mcp")
 
 SERVER_NAME = "shellgate"
+REFUSED_LINE_KEPT = 4096  # bytes of a refused wire line kept in its audit record
 
 #: The MCP session of the tools/call being served, for the approver. A context
 #: variable, not an attribute: calls run concurrently, and each must ask through
@@ -256,7 +258,7 @@ class ShellgateMCP:
         stops = (signal.SIGTERM, signal.SIGINT)
         signalled: list[signal.Signals] = []
         try:
-            async with stdio_wire() as wire:
+            async with stdio_wire(self._record_refusal) as wire:
 
                 def stop(sig: signal.Signals) -> None:
                     if not signalled:
@@ -273,6 +275,34 @@ class ShellgateMCP:
             for sig in (*stops, signal.SIGHUP):
                 loop.remove_signal_handler(sig)
         return bool(signalled)
+
+    def _record_refusal(self, line: bytes, refused: Refused) -> None:
+        """Put a wire line that reached nobody on the record (nothing unrecorded).
+
+        The record keeps the first :data:`REFUSED_LINE_KEPT` bytes of the line
+        (bytes that are not UTF-8 escaped as the audit log escapes them) with the
+        whole line's length and SHA-256. A log that cannot take it is logged: the
+        line ran nothing either way.
+        """
+        head = line[:REFUSED_LINE_KEPT].decode("utf-8", "surrogateescape")
+        answered = refused.answer.id if refused.answer is not None else None
+        try:
+            self.gate.audit.append(
+                {
+                    "type": "refused",
+                    "transport": "mcp-stdio",
+                    "subject": self.owner.subject,
+                    "tenant": self.owner.tenant,
+                    "session": self.owner.session,
+                    "reason": refused.reason,
+                    "answered_id": answered,
+                    "line": head,
+                    "line_bytes": len(line),
+                    "line_sha256": hashlib.sha256(line).hexdigest(),
+                }
+            )
+        except Exception as exc:  # the refusal stands; only its record is missing
+            logger.error("cannot record a refused line in the audit log: %s", exc)
 
     def reload(self) -> None:
         """SIGHUP: reopen the audit log and re-read the policy; never stop serving.

@@ -16,7 +16,8 @@ reads the wire itself and hands the SDK only messages that passed:
 
 A refused line is answered only when it is a request whose id can be read (an
 integer, or a string that is itself clean); otherwise it is logged (stderr) and
-dropped. Responses and notifications are never answered.
+dropped. Responses and notifications are never answered. Either way the
+``on_refused`` callback sees the raw line (the server writes an audit record).
 
 While serving, fd 0 reads ``/dev/null`` and fd 1 writes to stderr (as the SDK's
 transport does), so neither a command nor a plugin can read or write the wire;
@@ -32,7 +33,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
@@ -164,8 +165,11 @@ def _refuse(message: Any, code: int, reason: str) -> Refused:
 class Wire:
     """The claimed stdin/stdout as the SDK's streams (see :func:`stdio_wire`)."""
 
-    def __init__(self, in_fd: int, out_fd: int) -> None:
+    def __init__(
+        self, in_fd: int, out_fd: int, on_refused: Callable[[bytes, Refused], None] | None = None
+    ) -> None:
         self._in_fd, self._out_fd = in_fd, out_fd
+        self._on_refused = on_refused
         to_sdk: tuple[
             MemoryObjectSendStream[SessionMessage | Exception],
             MemoryObjectReceiveStream[SessionMessage | Exception],
@@ -198,7 +202,7 @@ class Wire:
                         if not dropping:
                             line += chunk[start:end]
                             if len(line) > MAX_LINE_BYTES:
-                                _too_long()
+                                self._too_long(bytes(line))
                             else:
                                 await self._take(bytes(line))
                         line.clear()
@@ -207,7 +211,7 @@ class Wire:
                         continue
                     line += chunk[start:]
                     if len(line) > MAX_LINE_BYTES:  # drop it now: memory stays bounded
-                        _too_long()
+                        self._too_long(bytes(line))
                         line.clear()
                         dropping = True
                 if line and not dropping:
@@ -218,6 +222,8 @@ class Wire:
         if checked is None:
             return
         if isinstance(checked, Refused):
+            if self._on_refused is not None:
+                self._on_refused(line, checked)
             if checked.answer is None:
                 logger.warning("dropped a line from the client: %s", checked.reason)
             else:
@@ -229,6 +235,16 @@ class Wire:
             await self._to_sdk.send(SessionMessage(checked))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             self.hang_up()  # the session has ended; nobody reads any more
+
+    def _too_long(self, head: bytes) -> None:
+        """A line over the limit: dropped unread, its first part on the record."""
+        logger.warning("dropped a line over %d bytes from the client unread", MAX_LINE_BYTES)
+        if self._on_refused is not None:
+            reason = (
+                f"dropped unread: the line is over {MAX_LINE_BYTES} bytes (line_bytes and "
+                "line_sha256 cover the part read before it was dropped)"
+            )
+            self._on_refused(head, Refused(reason, None))
 
     async def _read_chunk(self) -> bytes:
         if self._threaded:
@@ -273,10 +289,6 @@ class Wire:
                     broken = True
 
 
-def _too_long() -> None:
-    logger.warning("dropped a line over %d bytes from the client unread", MAX_LINE_BYTES)
-
-
 def _settle(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
@@ -289,7 +301,9 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 @asynccontextmanager
-async def stdio_wire() -> AsyncIterator[Wire]:
+async def stdio_wire(
+    on_refused: Callable[[bytes, Refused], None] | None = None,
+) -> AsyncIterator[Wire]:
     """Claim fds 0 and 1 for MCP, serve them as a :class:`Wire`, then give them back.
 
     Use ``wire.read_stream`` / ``wire.write_stream`` as the SDK's streams; the
@@ -315,7 +329,7 @@ async def stdio_wire() -> AsyncIterator[Wire]:
             os.close(null)
         os.dup2(2, 1)
         os.set_blocking(in_fd, False)  # regular files and /dev/null ignore it: never EAGAIN
-        wire = Wire(in_fd, out_fd)
+        wire = Wire(in_fd, out_fd, on_refused)
         async with anyio.create_task_group() as tg:
             tg.start_soon(wire.read)
             writer = anyio.CancelScope()

@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import (
+
+from shellgate.audit import verify
+from shellgate.config import load_config
+from shellgate.errors import ShellgateError
+from shellgate.gate import Gate
+from tests.conftest import pids_with_arg, wait_until
+from tests.mcp.mcp_helpers import (
     RULES,
     RawServer,
     audit_records,
@@ -19,12 +25,6 @@ from mcp_helpers import (
     start_call,
     write_config,
 )
-from tests.conftest import pids_with_arg, wait_until
-
-from shellgate.audit import verify
-from shellgate.config import load_config
-from shellgate.errors import ShellgateError
-from shellgate.gate import Gate
 
 
 def _records(path: Path) -> list[dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import queue
@@ -11,11 +12,18 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp_helpers import RawServer, audit_records, call_text, server_argv, server_env, write_config
-from tests.conftest import wait_until
 
 from shellgate import mcp_wire
 from shellgate.mcp_wire import INVALID_REQUEST, PARSE_ERROR, Refused, read_line
+from tests.conftest import wait_until
+from tests.mcp.mcp_helpers import (
+    RawServer,
+    audit_records,
+    call_text,
+    server_argv,
+    server_env,
+    write_config,
+)
 
 
 def _request(request_id: int, command: bytes) -> bytes:
@@ -56,6 +64,12 @@ def test_a_request_that_is_not_unicode_is_refused_and_nothing_runs(
         assert not (tmp_path / "ws" / "made.txt").exists()
         commands = [r["command"] for r in audit_records(tmp_path) if r["type"] == "decision"]
         assert commands == ["echo alive"]  # the refused line never reached the gate
+        (refused,) = [r for r in audit_records(tmp_path) if r["type"] == "refused"]
+        assert refused["answered_id"] == 2
+        assert refused["reason"] == answer["error"]["message"]
+        line = _request(2, command)
+        assert refused["line_bytes"] == len(line)
+        assert refused["line_sha256"] == hashlib.sha256(line).hexdigest()
 
 
 def test_lines_without_a_readable_id_are_logged_and_the_rest_answered(tmp_path: Path) -> None:
@@ -86,6 +100,10 @@ def test_lines_without_a_readable_id_are_logged_and_the_rest_answered(tmp_path: 
             lambda: server.stderr().count("dropped a line from the client") == len(unanswerable)
         )
         _assert_alive(server, 8)
+        refused = [r for r in audit_records(tmp_path) if r["type"] == "refused"]
+        assert len(refused) == len(unanswerable) + 2  # nothing unrecorded, answered or not
+        assert [r["answered_id"] for r in refused[-2:]] == ["old", 6]
+        assert refused[0]["line"] == "this is not json"
 
 
 @pytest.mark.parametrize(
@@ -157,7 +175,8 @@ async def test_an_over_long_line_is_dropped_unread_and_the_next_line_is_served(
     read_fd, write_fd = os.pipe()
     out_read, out_write = os.pipe()
     os.set_blocking(read_fd, False)
-    wire = mcp_wire.Wire(read_fd, out_write)
+    refused: list[tuple[bytes, Refused]] = []
+    wire = mcp_wire.Wire(read_fd, out_write, lambda line, why: refused.append((line, why)))
 
     def listing(request_id: int) -> bytes:
         return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/list"}).encode()
@@ -174,6 +193,11 @@ async def test_an_over_long_line_is_dropped_unread_and_the_next_line_is_served(
             await wire.write_stream.aclose()
         ids = [getattr(item.message, "id", None) for item in got if not isinstance(item, Exception)]
         assert ids == [1, 2]
+        ((head, why),) = refused  # the dropped line is on the record, not only in the log
+        assert head.startswith(long_line)
+        assert len(head) > 1000
+        assert "dropped unread" in why.reason
+        assert why.answer is None
     finally:
         for fd in (read_fd, out_read, out_write):
             os.close(fd)
