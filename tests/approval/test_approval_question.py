@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from approval_helpers import call, seg, verdict
+from tests.approval.approval_helpers import call, seg, verdict
 
 from shellgate.approval import CallbackApprover, DenyApprover, PromptApprover
 from shellgate.approval.question import approval_question

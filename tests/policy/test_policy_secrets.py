@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
-from policy_helpers import call, write_set
-from test_policy_cli import shellgate
+from tests.policy.policy_helpers import call, write_set
+from tests.policy.test_policy_cli import shellgate
 
 from shellgate.config import Config, load_config
 from shellgate.decider import Decider

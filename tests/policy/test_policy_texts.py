@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from policy_helpers import call, seg, write_set
+from tests.policy.policy_helpers import call, seg, write_set
 
 from shellgate.config import load_config
 from shellgate.gate import SyncGate
