@@ -10,12 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.approval.approval_helpers import call, seg, verdict
 
 from shellgate.approval import CallbackApprover, DenyApprover, PromptApprover
 from shellgate.approval.question import approval_question
 from shellgate.models import ApprovalAnswer, ApprovalRequest, Redirect
 from shellgate.tools.render import code
+
+# tests.* is first-party once the test folders are packages: its own block either way
+# isort: split
+from tests.approval.approval_helpers import call, seg, verdict
 
 COMMAND = "printf 'hello\\n' > hello.txt"
 

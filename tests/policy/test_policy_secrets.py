@@ -8,13 +8,16 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.policy.policy_helpers import call, write_set
-from tests.policy.test_policy_cli import shellgate
 
 from shellgate.config import Config, load_config
 from shellgate.decider import Decider
 from shellgate.models import Verdict
 from shellgate.policy import secrets
+
+# tests.* is first-party once the test folders are packages: its own block either way
+# isort: split
+from tests.policy.policy_helpers import call, write_set
+from tests.policy.test_policy_cli import shellgate
 
 READS = [
     pytest.param("cat ~/.ssh/id_rsa", "~/.ssh", id="cat-ssh-key"),

@@ -6,11 +6,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tests.policy.policy_helpers import call, seg, write_set
-
 from shellgate.config import load_config
 from shellgate.gate import SyncGate
 from shellgate.policy.casbin_layer import MAX_PATTERN_SHOWN, CasbinLayer, set_names
+
+# tests.* is first-party once the test folders are packages: its own block either way
+# isort: split
+from tests.policy.policy_helpers import call, seg, write_set
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
