@@ -110,6 +110,7 @@ class PolicyConfig(_Section):
     plugins: tuple[str, ...] = ()
     plugin_timeout_ms: int = Field(1000, gt=0)
     protected_paths: tuple[str, ...] = ()  # added to the built-in protected paths
+    secret_paths: tuple[str, ...] = ()  # added to the built-in secrets (asked on read, masked)
     max_command_bytes: int = Field(100_000, gt=0)
     max_segments: int = Field(64, gt=0)
     max_depth: int = Field(16, gt=0)

@@ -39,7 +39,7 @@ def test_shellgate_demo_exits_zero_with_every_step_as_expected() -> None:
     assert out.count("✓ as expected") + out.count("– skipped") == 7
     assert "answered automatically by the demo's scripted approver" in out
     assert "Error: denied by casbin rule" in out
-    assert "policies/default/policy.csv:" in out
+    assert "default/policy.csv:" in out
     assert "background task bash-1" in out
     assert "hash mismatch" in out
 

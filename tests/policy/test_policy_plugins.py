@@ -82,7 +82,7 @@ def decider(root: Path, *plugins: str) -> Decider:
 def test_a_named_plugin_runs_after_the_built_in_layers(installed: Path) -> None:
     d = decider(installed, "nocurl")
     registered = [i.plugin_name for i in d.pm.hook.shellgate_check.get_hookimpls()]
-    assert registered == ["command-analysis", "protected-paths", "casbin", "nocurl"]
+    assert registered == ["command-analysis", "protected-paths", "protected-reads", "casbin", "nocurl"]
     verdict = d.decide(call(command="ls -la"))
     assert verdict.effect == "deny"
     assert verdict.decision.reason == "no ls today"

@@ -112,6 +112,17 @@ async def test_configured_deny_read_paths_are_masked(box: Box) -> None:
     assert not (box.ws / "vault" / "new").exists()
 
 
+async def test_the_secret_list_of_the_reads_layer_is_masked_too(box: Box) -> None:
+    """One list (shellgate.policy.secrets): the workspace `.env` and `[policy]
+    secret_paths` are masked as the protected-reads layer asks about them."""
+    (box.ws / ".env").write_text(SECRET)
+    (box.ws / "creds").write_text(SECRET)
+    await box.executor(policy={"secret_paths": ["creds"]})
+    result = await box.run("cat .env creds")
+    assert SECRET not in result.stdout.text
+    assert (box.ws / ".env").read_text() == SECRET  # the host copy is intact
+
+
 async def test_tmp_is_private(box: Box) -> None:
     marker = f"/tmp/sg-private-{os.getpid()}"
     result = await box.run(f"echo x > {marker} && cat {marker}")

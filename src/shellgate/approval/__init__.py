@@ -28,6 +28,7 @@ from shellgate.approval.base import (
     ask_with_timeout,
 )
 from shellgate.approval.prompt import PromptApprover
+from shellgate.approval.question import approval_question, segment_shown
 from shellgate.approval.scope import (
     INTERPRETERS_AND_WRAPPERS,
     SessionGrants,
@@ -45,11 +46,13 @@ __all__ = [
     "DenyApprover",
     "PromptApprover",
     "SessionGrants",
+    "approval_question",
     "approver_name",
     "ask_with_timeout",
     "make_approver",
     "runs_other_code",
     "segment_key",
+    "segment_shown",
     "session_scope",
 ]
 

@@ -55,12 +55,14 @@ class DenyApprover:
     name = "deny"
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
-        reason = request.verdict.decision.reason
+        # Why approval was needed is the decision's reason, which the gate's text
+        # (render.approval_denied) and the audit log carry already: said once.
+        del request
         return ApprovalAnswer(
             answer="deny",
             message=(
-                f"approval was needed ({reason}) but no approver is configured to ask a "
-                "person, so the call was denied"
+                "approval was needed but no approver is configured to ask a person, "
+                "so the call was denied"
             ),
             approver=self.name,
         )

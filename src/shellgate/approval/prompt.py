@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.text import Text
 
 from shellgate.approval.base import start_in_daemon_thread
+from shellgate.approval.question import segment_shown
 from shellgate.models import ApprovalAnswer, ApprovalRequest
 
 #: Unrecognised answers before the prompt gives up and denies.
@@ -172,7 +173,7 @@ class PromptApprover:
             decision = item.decision
             console.print(
                 Text("  needs approval: ", style="bold")
-                + Text(visible(item.segment.command or item.segment.text), style="cyan")
+                + Text(visible(segment_shown(item.segment)), style="cyan")
             )
             rule = f" rule {visible(decision.rule)}" if decision.rule else ""
             console.print(Text(f"    {visible(decision.layer)}{rule}: {visible(decision.reason)}"))

@@ -66,15 +66,6 @@ ROOT_RC_FILES: tuple[str, ...] = (
     ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv",
 )  # fmt: skip
 
-#: Secrets under $HOME that every mode masks (when they exist).
-HOME_SECRETS: tuple[str, ...] = (
-    ".ssh", ".aws", ".gnupg", ".config/gcloud", ".kube", ".docker/config.json", ".netrc",
-    ".git-credentials", ".config/gh", ".config/hub", ".pypirc", ".npmrc",
-    ".cargo/credentials", ".cargo/credentials.toml", ".azure", ".config/op", ".vault-token",
-    ".terraform.d/credentials.tfrc.json", ".local/share/keyrings", ".password-store",
-)  # fmt: skip
-
-
 @dataclass(frozen=True, slots=True)
 class Target:
     """A protected path (absolute, canonical) and what it is when it exists."""

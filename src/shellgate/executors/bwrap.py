@@ -40,7 +40,6 @@ from shellgate.errors import ExecutionError, SandboxUnavailable
 from shellgate.executors import _bwrap_cgroup as cgroup
 from shellgate.executors import _bwrap_placeholders as placeholders
 from shellgate.executors._bwrap_argv import (
-    HOME_SECRETS,
     Guard,
     Mask,
     PathKind,
@@ -58,6 +57,7 @@ from shellgate.executors._process import reap_orphan, signal_name
 from shellgate.executors._seccomp import SeccompError, build_filter, filter_fd
 from shellgate.executors.base import ExecRequest, ExecSpec, Executor, SpawnPlan, sandbox_child
 from shellgate.models import MODE_ORDER, OutputView, SandboxMode
+from shellgate.policy.secrets import secret_paths
 
 #: stderr texts that mean the sandbox (not the command's own logic) said no.
 DENIAL_SIGNATURES: tuple[str, ...] = (
@@ -290,12 +290,9 @@ class BwrapExecutor(Executor):
 
     def _masks(self) -> Iterable[Mask]:
         seen: set[str] = set()
-        names = [os.path.join(h, s) for h in self.homes for s in HOME_SECRETS]
-        configured = [
-            os.path.join(str(self.workspace), os.path.expanduser(p))
-            for p in self.config.sandbox.deny_read
-        ]
-        for path in (*names, *configured):
+        # The one secret list (shellgate.policy.secrets), which also asks on reads.
+        paths = secret_paths(self.config, home_dirs=self.homes, workspace=str(self.workspace))
+        for path in paths:
             real = os.path.realpath(path)
             if real in seen or not os.path.lexists(real):
                 continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from shellgate.hookspecs import hookimpl
 from shellgate.models import CallInfo, Decision, Segment
+from shellgate.tools.render import code
 
 INPUT_GUARD = "input-guard"
 ANALYSIS = "command-analysis"
@@ -57,8 +58,9 @@ class AnalysisLayer:
             return None
         shown = "; ".join(segment.findings[:3])
         more = f" (+{len(segment.findings) - 3} more)" if len(segment.findings) > 3 else ""
+        text = code(segment.text[:200]) + ("…" if len(segment.text) > 200 else "")
         return Decision(
             effect="ask",
-            reason=f"cannot prove what '{segment.text[:200]}' runs: {shown}{more}",
+            reason=f"cannot prove what {text} runs: {shown}{more}",
             layer=ANALYSIS,
         )

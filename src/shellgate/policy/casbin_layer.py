@@ -16,6 +16,7 @@ whole, never a half-loaded set, and never waits for a reload.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,25 @@ class Match:
     rule: Rule
     text: str
     canonical: bool = False  # ``text`` is a canonical form of the segment
+
+
+def _key(directory: str | Path) -> str:
+    return os.path.normpath(os.path.abspath(directory))
+
+
+def set_names(directories: Sequence[Path]) -> dict[str, str]:
+    """Each set's short name: its directory's name, with as many parent names as it
+    takes to tell two sets apart (``a/default``, ``b/default``)."""
+    parts = {key: key.strip("/").split("/") for key in dict.fromkeys(map(_key, directories))}
+    names: dict[str, str] = {}
+    for key, mine in parts.items():
+        depth = 1
+        while depth < len(mine) and any(
+            other[-depth:] == mine[-depth:] for k, other in parts.items() if k != key
+        ):
+            depth += 1
+        names[key] = "/".join(mine[-depth:])
+    return names
 
 
 def segment_texts(segment: Segment) -> tuple[str, tuple[str, ...]]:
@@ -71,6 +91,14 @@ class PolicyEngine:
 
     def __init__(self, indexes: Sequence[RuleFinder]) -> None:
         self.indexes = tuple(indexes)
+        self._set_names = set_names([i.source.directory for i in self.indexes])
+
+    def ref(self, rule: Rule) -> str:
+        """The rule's name in decisions: ``<set>/policy.csv:<line>``, the set named by
+        its directory (``default/policy.csv:111``), never a host path."""
+        directory = os.path.dirname(rule.file)
+        name = self._set_names.get(_key(directory), directory)
+        return f"{name}/{os.path.basename(rule.file)}:{rule.line}"
 
     @classmethod
     def load(cls, paths: Sequence[Path]) -> PolicyEngine:
@@ -119,20 +147,35 @@ class PolicyEngine:
         return best
 
 
+#: Longest pattern a reason quotes; a longer one is named by its rule reference only
+#: (cut, a regular expression reads as something else).
+MAX_PATTERN_SHOWN = 60  # characters
+
+
 def explain(match: Match, segment: Segment) -> str:
-    """The decision's reason: the admin's own text if given, else what matched."""
+    """The decision's reason: the admin's own text if given, else what matched.
+
+    The rule's ``<set>/policy.csv:<line>`` travels in ``Decision.rule`` and every
+    renderer prints it beside this reason, so the reason says only what the rule
+    is and what it matched. A pattern is quoted whole or not at all, and a rule
+    with a reason never quotes a regular expression: the reason says it better.
+    """
     rule = match.rule
     kind = "canonical form" if match.canonical else "read as"
     read = shown(match.text) if match.canonical else match.text
-    how = "" if match.text == segment.command else f" ({kind} '{read[:200]}')"
-    what = f"'{segment.command[:200]}'{how}"
+    how = "" if match.text == segment.command else f" ({kind} '{_cut(read)}')"
+    what = f"'{_cut(segment.command)}'{how}"
     pattern = rule.pattern.text
-    rule_text = f"{rule.effect} '{pattern if len(pattern) <= 60 else pattern[:57] + '...'}'"
-    # The rule's file:line travels in Decision.rule, and every renderer prints it
-    # beside this reason, so the reason says only what the rule is and matched.
+    regex_with_reason = bool(rule.reason) and rule.pattern.kind == "regex"
+    quoted = len(pattern) <= MAX_PATTERN_SHOWN and not regex_with_reason
+    rule_text = f"{rule.effect} '{pattern}'" if quoted else f"{rule.effect} rule"
     if rule.reason:
         return f"{rule.reason} ({rule_text} matches {what})"
     return f"{rule_text} for {rule.subject} in tenant {rule.tenant} matches {what}"
+
+
+def _cut(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class CasbinLayer:
@@ -161,5 +204,5 @@ class CasbinLayer:
             effect=match.rule.effect,
             reason=explain(match, segment),
             layer=LAYER,
-            rule=match.rule.ref,
+            rule=self._engine.ref(match.rule),
         )

@@ -1,8 +1,8 @@
 """Which layers a gate runs, in the documented order.
 
 1. input guard (run by :class:`~shellgate.decider.Decider` before parsing)
-2. command analysis     3. protected paths     4. casbin rules
-5. configured plugins   6. closing default (in the engine)
+2. command analysis     3. protected paths     4. protected reads (secrets)
+5. casbin rules         6. configured plugins  7. closing default (in the engine)
 
 Every failure here (a policy set that does not load, an unknown plugin) raises at
 start-up: the gate never runs with a layer silently missing.
@@ -17,6 +17,7 @@ from shellgate.policy.builtin import AnalysisLayer
 from shellgate.policy.casbin_layer import CasbinLayer
 from shellgate.policy.plugins import register_plugins
 from shellgate.policy.protected import ProtectedPathsLayer
+from shellgate.policy.secrets import ProtectedReadsLayer
 
 
 def register_layers(pm: pluggy.PluginManager, config: Config) -> None:
@@ -29,6 +30,8 @@ def register_layers(pm: pluggy.PluginManager, config: Config) -> None:
     config_file = str(config.config_file) if config.config_file else None
     protected = ProtectedPathsLayer(config, config_file=config_file)
     pm.register(protected, name=protected.name)
+    reads = ProtectedReadsLayer(config)
+    pm.register(reads, name=reads.name)
     rules = CasbinLayer(config.policy.paths)
     pm.register(rules, name=rules.name)
     register_plugins(pm, config.policy.plugins)

@@ -22,6 +22,7 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, cast
 
 from shellgate.approval import ask_with_timeout, session_scope
+from shellgate.approval.question import approval_question
 from shellgate.errors import ExecutionError, ToolInputError
 from shellgate.executors import ExecRequest, Executor
 from shellgate.models import (
@@ -51,14 +52,6 @@ def _segments(verdict: Verdict) -> list[dict[str, Any]]:
         }
         for sv in verdict.segments
     ]
-
-
-def _question(verdict: Verdict, escalation: SandboxMode | None, current: SandboxMode) -> str:
-    asked = [sv for sv in verdict.segments if sv.decision.effect == "ask"]
-    parts = [f"'{sv.segment.command or sv.segment.text}': {sv.decision.reason}" for sv in asked]
-    if escalation is not None:
-        parts.append(f"run under the wider '{escalation}' sandbox mode instead of '{current}'")
-    return "Allow this command? " + "; ".join(parts)
 
 
 class BashCall:
@@ -151,7 +144,7 @@ class BashCall:
         request = ApprovalRequest(
             call=call,
             verdict=verdict,
-            question=_question(verdict, escalation, current),
+            question=approval_question(call.command, verdict, escalation, current),
             escalation=escalation,
             justification=justification,
             session_scope=session_scope(verdict, permitted=permitted),

@@ -6,6 +6,7 @@ one only on purpose, with a test in ``tests/tools/test_render.py``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from shellgate.models import Decision, OutputView, RunResult
@@ -15,6 +16,19 @@ ESCALATION_HINT = (
     "sandbox_permissions (the narrowest wider mode that suffices) + justification; "
     "the approval prompt asks the user]"
 )
+
+
+def code(text: str) -> str:
+    """``text`` (shell source) as a Markdown code span, never confused with its quotes.
+
+    The fence is one backtick longer than the longest run inside, with a space of
+    padding when the text starts or ends with a backtick (CommonMark's rule), so
+    ``printf 'hello\n' > hello.txt`` reads back exactly, quotes and all.
+    """
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def error(message: str) -> str:
