@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from shellgate.executors._process import SUPERVISOR_FD
+from shellgate.executors._spawn import SUPERVISOR_FD
 from shellgate.executors.base import ExecSpec, Executor, SpawnPlan, shell_argv
 
 
