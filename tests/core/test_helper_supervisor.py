@@ -219,13 +219,16 @@ exec "$@"
 
 
 async def test_a_helper_without_the_supervisor_is_still_used(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Used, but with a warning to rebuild: without the supervisor, what a call
+    leaves running would outlive a killed gate."""
     old = tmp_path / "sg-exec"
     old.write_text(FULL_HELPER)
     old.chmod(0o755)
     monkeypatch.setattr(_hardening, "HELPER", old)
     assert _hardening._helper_features(str(old)) == "full"
+    assert "out of date" in caplog.text
     hardening = _hardening.Hardening.detect()
     assert (hardening.enters_workdir, hardening.supervises) == (True, False)
     gate = Gate(make_config(tmp_path), approver=AllowApprover())
