@@ -97,12 +97,15 @@ _probed: dict[tuple[str, int, int], str | None] = {}
 
 
 def _helper_features(helper: str) -> str | None:
-    """What this helper binary can do here: "full", "basic" or None (it cannot run).
+    """What this helper binary can do here: "subreaper", "full", "basic" or None.
 
+    "subreaper": it can also stay as the call's supervisor (``--subreaper``);
+    "full": it enters the workdir and closes descriptors (``--chdir``,
+    ``--close-fds``); "basic": only the hardening; None: it cannot run at all.
     Run once per binary and process: a helper left from an older build (an
-    editable install whose extension was not rebuilt) lacks ``--chdir`` and
-    ``--close-fds``; a wrong-architecture one cannot run at all. Either way every
-    command would fail with exit 126, so the gate finds out up front.
+    editable install whose extension was not rebuilt) lacks the newer options; a
+    wrong-architecture one cannot run at all. Either way every command would
+    fail with exit 126, so the gate finds out up front.
     """
     st = os.stat(helper)
     key = (helper, st.st_mtime_ns, st.st_size)
@@ -110,17 +113,32 @@ def _helper_features(helper: str) -> str | None:
         return _probed[key]
     base = [str(os.getpid()), "0", "0", "0", "0", "0", "0", "--", "/bin/sh", "-c", "exit 0"]
     found: str | None = None
-    for features, options in (("full", ["--chdir", "/", "--close-fds"]), ("basic", [])):
-        try:
-            done = subprocess.run(
-                [helper, *options, *base], capture_output=True, timeout=10, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            break
-        if done.returncode == 0:
-            found = features
-            break
-    if found != "full":
+    status_r, status_w = os.pipe()
+    enter = ["--chdir", "/", "--close-fds"]
+    levels: tuple[tuple[str, list[str]], ...] = (
+        ("subreaper", [*enter, "--subreaper", str(status_w)]),
+        ("full", enter),
+        ("basic", []),
+    )
+    try:
+        for features, options in levels:
+            try:
+                done = subprocess.run(
+                    [helper, *options, *base],
+                    capture_output=True,
+                    timeout=10,
+                    check=False,
+                    pass_fds=(status_w,),
+                )
+            except (OSError, subprocess.TimeoutExpired):
+                break
+            if done.returncode == 0:
+                found = features
+                break
+    finally:
+        os.close(status_r)
+        os.close(status_w)
+    if found != "subreaper":  # without it, what a call leaves would outlive a killed gate
         log.warning("the sg-exec helper %s is %s; rebuild it (pip install -e .)", helper,
                     "out of date" if found else "unusable")  # fmt: skip
     _probed[key] = found
@@ -136,13 +154,21 @@ class Hardening:
     setpriv: str | None
     prlimit: str | None
     helper_enters: bool = True  # the helper has --chdir and --close-fds
+    helper_subreaps: bool = True  # ... and --subreaper
 
     @classmethod
     def detect(cls) -> Hardening:
         helper = _trusted_helper()
         features = _helper_features(helper) if helper is not None else None
         if helper is not None and features is not None:
-            return cls("sg-exec", helper, None, None, helper_enters=features == "full")
+            return cls(
+                "sg-exec",
+                helper,
+                None,
+                None,
+                helper_enters=features in ("subreaper", "full"),
+                helper_subreaps=features == "subreaper",
+            )
         setpriv, prlimit = shutil.which("setpriv"), shutil.which("prlimit")
         if setpriv is None or prlimit is None:
             from shellgate.errors import ExecutionError
@@ -158,6 +184,15 @@ class Hardening:
         """Whether :meth:`prefix` can enter the workdir and close inherited fds."""
         return self.helper is not None and self.helper_enters
 
+    @property
+    def supervises(self) -> bool:
+        """Whether :meth:`prefix` can keep a supervisor for the call (``status_fd``).
+
+        The supervisor is what makes every process of a call die with the gate,
+        however the gate dies; the setpriv fallback has none (docs/tools.md).
+        """
+        return self.enters_workdir and self.helper_subreaps
+
     def prefix(
         self,
         limits: Limits,
@@ -165,13 +200,15 @@ class Hardening:
         drop_caps: bool,
         cgroup_procs: str | None = None,
         workdir: str | None = None,
+        status_fd: int | None = None,
     ) -> list[str]:
         """argv prefix that applies pdeathsig, no_new_privs, rlimits (and caps).
 
         ``cgroup_procs``: join that cgroup before anything else (and so before any
         descendant can be forked outside it). ``workdir`` (only where
         :attr:`enters_workdir`): enter it and close every descriptor above stderr,
-        so the spawn itself needs neither.
+        so the spawn itself needs neither. ``status_fd`` (only where
+        :attr:`supervises`): stay as the call's supervisor, reporting there.
         """
         nums = [
             limits.open_files,
@@ -183,10 +220,13 @@ class Hardening:
         if self.helper is not None:
             join = ["--cgroup", cgroup_procs] if cgroup_procs is not None else []
             enter = ["--chdir", workdir, "--close-fds"] if workdir is not None else []
+            supervise = ["--subreaper", str(status_fd)] if status_fd is not None else []
+            assert status_fd is None or self.supervises, "this helper cannot supervise"
             return [
                 self.helper,
                 *join,
                 *enter,
+                *supervise,
                 str(os.getpid()),
                 *map(str, nums),
                 "1" if drop_caps else "0",
@@ -195,6 +235,7 @@ class Hardening:
         assert self.setpriv is not None
         assert self.prlimit is not None
         assert workdir is None, "setpriv cannot enter a workdir; check enters_workdir"
+        assert status_fd is None, "setpriv cannot supervise; check supervises"
         caps = ["--bounding-set", "-all", "--inh-caps", "-all", "--ambient-caps", "-all"]
         trampoline = (
             ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', cgroup_procs]

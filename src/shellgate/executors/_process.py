@@ -9,12 +9,16 @@ OS realities this module is written around:
   the group still has members, and the stop loop polls that until it is empty.
   Zombies still count as members: orphaned members reparented to the gate (a
   child subreaper) are reaped here so the group can empty.
-* Descendants that leave the group (``setsid``, double fork) carry the call's
-  ``SHELLGATE_CALL_ID`` in their environment; once their parents die they are
-  reparented to the gate (subreaper), where ``/proc/self/task/*/children`` finds
-  them. A process that both clears its environment and escapes its session is
-  not attributable under the local executor (the bwrap executor's PID namespace
-  is the answer there; see docs/sandbox.md).
+* Descendants that leave the group (``setsid``, double fork) are found below
+  the leader while it lives. Under the local executor the leader is the call's
+  supervisor (``sg-exec --subreaper``), a child subreaper itself, so every
+  process of the call stays below it — and dies with it if the gate dies. They
+  also carry the call's ``SHELLGATE_CALL_ID`` in their environment: orphans that
+  reach the gate (subreaper) after the leader is gone are found among its
+  children by that marker.
+* One grace for everything: SIGTERM goes to the group and every escapee found
+  at once, SIGKILL to all that is left after the grace, so a call ends within
+  its deadline plus one grace whatever its processes do.
 * The child-side settings (parent-death signal, no_new_privs, rlimits, bounding
   set) are applied by a tiny static helper in the argv, not by ``preexec_fn``,
   which would cost CPython its vfork fast path.
@@ -24,72 +28,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import math
 import os
 import signal
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from shellgate.executors._output import StreamBuffer
+from shellgate.executors._procfs import (
+    carries,
+    children,
+    descendants,
+    group_alive,
+    has_children,
+    signal_pid,
+    stat_fields,
+)
+from shellgate.executors._spawn import Child, Watch, spawn_child
 
 _POLL_S = 0.01  # tree-exit watcher interval, at most
-def _read_proc(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError:
-        return None
-
-
-def _stat_fields(pid: int) -> tuple[str, int, int] | None:
-    """(state, ppid, pgid) of ``pid`` from /proc, or None if it is gone."""
-    raw = _read_proc(f"/proc/{pid}/stat")
-    if raw is None:
-        return None
-    rest = raw[raw.rfind(b")") + 2 :].split()
-    return rest[0].decode(), int(rest[1]), int(rest[2])
-
-
-def _children(pid: int) -> list[int]:
-    kids: list[int] = []
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return kids
-    for tid in tids:
-        raw = _read_proc(f"/proc/{pid}/task/{tid}/children")
-        if raw:
-            kids.extend(int(x) for x in raw.split())
-    return kids
-
-
-def _carries(pid: int, marker: bytes) -> bool | None:
-    """Whether ``pid``'s environment holds ``marker``; None when it cannot be read yet.
-
-    A process inside ``execve`` (or just forked) can show an empty environ for
-    a moment: that is "unknown, look again", never "not ours".
-    """
-    raw = _read_proc(f"/proc/{pid}/environ")
-    if not raw:
-        fields = _stat_fields(pid)
-        return False if fields is None or fields[0] in ("Z", "X") else None
-    return marker in raw.split(b"\0")
-
-
-_WALL = 0x40000000  # __WALL: every child, whatever signal it reports its exit with
-
-
-def _has_children() -> bool:
-    """Whether this process has any child at all, alive or zombie (one system call)."""
-    try:
-        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT | _WALL)
-    except ChildProcessError:
-        return False
-    except OSError:  # pragma: no cover - unexpected: assume there are, and look
-        return True
-    return True
 
 
 async def reap_orphan(pid: int | None, timeout_s: float) -> None:
@@ -104,7 +61,7 @@ async def reap_orphan(pid: int | None, timeout_s: float) -> None:
     deadline = loop.time() + timeout_s
     pause = 0.001
     while True:
-        fields = _stat_fields(pid)
+        fields = stat_fields(pid)
         if fields is None or fields[1] != os.getpid():
             return
         if fields[0] == "Z":
@@ -114,239 +71,18 @@ async def reap_orphan(pid: int | None, timeout_s: float) -> None:
         if loop.time() >= deadline:
             # Still our child, so still this process: SIGKILL, then poll until it
             # is collectable (never a blocking wait on the event loop).
-            _signal_pid(pid, signal.SIGKILL)
+            signal_pid(pid, signal.SIGKILL)
             deadline = math.inf
         await asyncio.sleep(pause)
         pause = min(pause * 2, _POLL_S)
-
-
-def group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover - a reused pgid of another user
-        return False
-    return True
-
-
-def _signal_pid(pid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, sig)
-
-
-_READ_BYTES = 64 * 1024  # per pipe read (see _on_readable)
-_PIPE_BYTES = 1024 * 1024  # pipe capacity we ask for
-
-
-class _Child:
-    """A spawned leader: its pid, our read ends of its pipes, and how to reap it.
-
-    Spawned by ``posix_spawn`` when the argv's helper enters the working
-    directory and closes inherited descriptors itself (the fast path: no Python
-    between fork and exec, the environment encoded in C), else by ``Popen``.
-    """
-
-    def __init__(
-        self, pid: int, fds: tuple[int, int], popen: subprocess.Popen[bytes] | None
-    ) -> None:
-        self.pid = pid
-        self.fds = fds
-        self.popen = popen
-        self.returncode: int | None = None
-
-    def reap(self) -> bool:
-        """Collect the exit status if the leader has exited; never blocks.
-
-        Called when the pidfd said it exited, so it normally succeeds at once.
-        """
-        if self.returncode is not None:
-            return True
-        if self.popen is not None:
-            code = self.popen.poll()
-            self.returncode = code
-            return code is not None
-        try:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-        except ChildProcessError:  # reaped behind our back (a host's SIGCHLD handler)
-            self.returncode = 0  # what Popen reports then, too
-            return True
-        if pid == 0:
-            return False
-        self.returncode = os.waitstatus_to_exitcode(status)
-        return True
-
-    def kill(self) -> None:
-        """SIGKILL the group and reap the leader (a failure right after the spawn).
-
-        The leader is still unreaped, so its pid (the group's id) cannot have been
-        reused; whatever it started is in its new session's group too.
-        """
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
-        if self.popen is not None:
-            self.returncode = self.popen.wait()  # SIGKILLed: a moment at most
-            return
-        with contextlib.suppress(ChildProcessError):
-            _, status = os.waitpid(self.pid, 0)
-            self.returncode = os.waitstatus_to_exitcode(status)
-
-
-def _spawn_child(
-    argv: Sequence[str],
-    *,
-    cwd: str | None,
-    env: dict[str, str],
-    pass_fds: Sequence[int],
-) -> _Child:
-    """Start ``argv`` in a new session, stdin ``/dev/null``, stdout/stderr piped.
-
-    ``cwd=None`` means the argv enters the working directory and closes every
-    inherited descriptor itself (``sg-exec --chdir --close-fds``): then
-    ``posix_spawn`` is safe and cheaper. Our read ends are close-on-exec.
-    """
-    # posix_spawn keeps every inheritable fd: only the helper's --close-fds may
-    # stand in for close_fds, and it has nothing to pass through.
-    assert cwd is not None or not pass_fds, "cwd=None (helper path) cannot pass fds"
-    out_r, out_w = os.pipe2(os.O_CLOEXEC)
-    err_r, err_w = os.pipe2(os.O_CLOEXEC)
-    try:
-        if cwd is None and not pass_fds:
-            pid = os.posix_spawn(
-                argv[0],
-                list(argv),
-                env,
-                file_actions=[
-                    # O_RDWR as Popen's DEVNULL: `echo x >&0` works as it does there.
-                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDWR, 0),
-                    (os.POSIX_SPAWN_DUP2, out_w, 1),
-                    (os.POSIX_SPAWN_DUP2, err_w, 2),
-                ],
-                setsid=True,
-                # Python ignores SIGPIPE and SIGXFSZ; ignored dispositions survive
-                # exec, so reset them (as Popen's restore_signals does), and clear
-                # any mask a host thread may have set.
-                setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
-                setsigmask=(),
-            )
-            child = _Child(pid, (out_r, err_r), None)
-        else:
-            popen = subprocess.Popen(
-                list(argv),
-                stdin=subprocess.DEVNULL,
-                stdout=out_w,
-                stderr=err_w,
-                cwd=cwd,
-                env=env,
-                start_new_session=True,
-                pass_fds=tuple(pass_fds),
-                close_fds=True,
-                bufsize=0,
-            )
-            child = _Child(popen.pid, (out_r, err_r), popen)
-    except BaseException:
-        os.close(out_r)
-        os.close(err_r)
-        raise
-    finally:
-        os.close(out_w)
-        os.close(err_w)
-    return child
-
-
-class _Watch:
-    """Leader exit (a pidfd) and the two pipes, read straight from the event loop.
-
-    asyncio's subprocess transport would do, but its default child watcher on
-    Python 3.11 starts one thread per process (≈0.5 ms a call) and its
-    ``Process.wait()`` only returns once the pipes close — which a ``cmd &``
-    holding stdout delays forever. A pidfd is readable exactly when the leader
-    exits; reaping it is then a non-blocking ``waitpid``.
-    """
-
-    def __init__(self, child: _Child, stdout: StreamBuffer, stderr: StreamBuffer) -> None:
-        self.loop = asyncio.get_running_loop()
-        self.child = child
-        self.exited: asyncio.Future[None] = self.loop.create_future()
-        self.eof: dict[int, asyncio.Future[None]] = {}
-        self._fds: list[int] = []
-        self._pidfd = -1
-        self._retry: asyncio.TimerHandle | None = None
-        try:
-            self._pidfd = os.pidfd_open(child.pid)
-            self.loop.add_reader(self._pidfd, self._on_exit)
-            for fd, buf in zip(child.fds, (stdout, stderr), strict=True):
-                os.set_blocking(fd, False)
-                # A 1 MiB pipe (the default limit for any user) means 16x fewer
-                # wake-ups on a flood of output; best effort, the default still works.
-                with contextlib.suppress(OSError):
-                    fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
-                done: asyncio.Future[None] = self.loop.create_future()
-                self.eof[fd] = done
-                self.loop.add_reader(fd, self._on_readable, fd, buf, done)
-                self._fds.append(fd)
-        except BaseException:
-            # Leave the loop with no registration of ours; the pipes are the caller's.
-            for fd in self._fds:
-                self.loop.remove_reader(fd)
-            if self._pidfd >= 0:
-                self.loop.remove_reader(self._pidfd)
-                os.close(self._pidfd)
-            raise
-
-    def _on_exit(self) -> None:
-        self._retry = None
-        if self._pidfd >= 0:
-            self.loop.remove_reader(self._pidfd)
-            os.close(self._pidfd)
-            self._pidfd = -1
-        if not self.child.reap():
-            # Said to have exited, not yet collectable: look again shortly
-            # (never a blocking wait on the loop's thread).
-            self._retry = self.loop.call_later(_POLL_S / 10, self._on_exit)
-            return
-        if not self.exited.done():
-            self.exited.set_result(None)
-
-    def _on_readable(self, fd: int, buf: StreamBuffer, done: asyncio.Future[None]) -> None:
-        # 64 KiB reads: a larger os.read allocates past glibc's mmap/trim thresholds
-        # and page-faults its buffer in on every call (1 MiB reads made a 1 GiB
-        # stream 60 % slower). The 1 MiB pipe still lets a writer run ahead.
-        try:
-            data = os.read(fd, _READ_BYTES)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if data:
-            buf.feed(data)
-            return
-        self.loop.remove_reader(fd)
-        buf.close()
-        if not done.done():
-            done.set_result(None)
-
-    def close(self) -> None:
-        """Stop reading and close our pipe ends (the group is already stopped)."""
-        for fd in self._fds:
-            self.loop.remove_reader(fd)
-            os.close(fd)
-        self._fds = []
-        if self._pidfd >= 0:
-            self.loop.remove_reader(self._pidfd)
-            os.close(self._pidfd)
-            self._pidfd = -1
-        if self._retry is not None:
-            self._retry.cancel()
-            self._retry = None
 
 
 @dataclass
 class Proc:
     """One spawned command: its leader, its group, its pipes and its escapees."""
 
-    child: _Child
-    watch: _Watch
+    child: Child
+    watch: Watch
     stdout: StreamBuffer
     stderr: StreamBuffer
     call_id: str
@@ -363,6 +99,9 @@ class Proc:
 
     @property
     def returncode(self) -> int | None:
+        """How the command ended: a supervisor's report, else the leader's status."""
+        if self.watch.reported is not None:
+            return self.watch.reported
         return self.child.returncode
 
     @classmethod
@@ -377,16 +116,19 @@ class Proc:
         stderr: StreamBuffer,
         call_id: str,
         term_depth: int = 0,
+        supervised: bool = False,
     ) -> Proc:
-        """Start ``argv``; ``cwd=None``: the argv enters the workdir itself (fast path)."""
+        """Start ``argv``; ``cwd=None``: the argv enters the workdir itself (fast path).
+
+        ``supervised``: the argv is ``sg-exec --subreaper`` (see ``spawn_child``).
+        """
         # Spawned on the loop's thread: the parent-death signal follows this thread.
-        child = _spawn_child(argv, cwd=cwd, env=env, pass_fds=pass_fds)
+        child = spawn_child(argv, cwd=cwd, env=env, pass_fds=pass_fds, supervised=supervised)
         try:
-            watch = _Watch(child, stdout, stderr)
+            watch = Watch(child, stdout, stderr)
         except BaseException:
             child.kill()
-            for fd in child.fds:
-                os.close(fd)
+            child.close_fds()
             raise
         return cls(
             child=child,
@@ -421,35 +163,45 @@ class Proc:
         """
         if pid is None or pid == self.adopted:
             return
-        fields = _stat_fields(pid)
+        fields = stat_fields(pid)
         if fields is not None and fields[1] in (os.getpid(), self.pid):
             self.escapees.add(pid)
             self.adopted = pid
 
     def _find_escapees(self, gate_children: list[int]) -> set[int]:
-        """Live processes of this call outside its group (attributed by env marker).
+        """Live processes of this call outside its group.
 
-        Sets ``self.unsure`` when a child of the gate could not be read yet.
+        Found below the leader while it lives (where the local executor's
+        supervisor, a subreaper, keeps every one of them), and among the gate's
+        children by the call's environment marker (orphans of a leader that is
+        gone, or that was never a subreaper). Sets ``self.unsure`` when a child
+        of the gate could not be read yet.
         """
         marker = f"SHELLGATE_CALL_ID={self.call_id}".encode()
         found: set[int] = set()
         frontier: list[int] = []
         self.unsure = False
+        if self.term_depth == 0:
+            # A runner's tree (term_depth > 0: bwrap) is its own session by design.
+            for pid in descendants(self.pid):
+                fields = stat_fields(pid)
+                if fields is not None and fields[2] != self.pid and fields[0] not in ("Z", "X"):
+                    frontier.append(pid)
         for pid in gate_children:
             if pid == self.pid:
                 continue
-            ours = _carries(pid, marker)
+            ours = carries(pid, marker)
             if ours is None:
                 self.unsure = True
             elif ours:
                 frontier.append(pid)
-        frontier += [p for p in self.escapees if _stat_fields(p) is not None]
+        frontier += [p for p in self.escapees if stat_fields(p) is not None]
         while frontier:
             pid = frontier.pop()
             if pid in found:
                 continue
             found.add(pid)
-            frontier.extend(_children(pid))
+            frontier.extend(children(pid))
         return found
 
     def _reap_orphans(self, gate_children: list[int]) -> None:
@@ -457,7 +209,7 @@ class Proc:
         for pid in gate_children:
             if pid == self.pid:
                 continue
-            fields = _stat_fields(pid)
+            fields = stat_fields(pid)
             if fields is None or fields[0] != "Z":
                 continue
             if fields[2] == self.pid or pid in self.escapees:
@@ -467,18 +219,19 @@ class Proc:
 
     def leftovers(self) -> bool:
         """Whether anything of this call is still alive (group members or escapees)."""
-        if not _has_children():
+        if not has_children():
             # Every process of a call descends from the gate (orphans are
             # reparented to it, the subreaper): no children, nothing left.
             self.escapees.clear()
             self.unsure = False
             return False
-        gate_children = _children(os.getpid())
-        if len(gate_children) > 1 or (gate_children and gate_children[0] != self.pid):
+        gate_children = children(os.getpid())
+        others = any(pid != self.pid for pid in gate_children)
+        if others:
             self._reap_orphans(gate_children)
-            self.escapees = self._find_escapees(gate_children)
-        elif self.escapees:
-            self.escapees = self._find_escapees([])
+        below = self.term_depth == 0 and self.pid in gate_children
+        if others or below or self.escapees:
+            self.escapees = self._find_escapees(gate_children if others else [])
         else:
             self.unsure = False
         return group_alive(self.pid) or bool(self.escapees) or self.unsure
@@ -505,7 +258,7 @@ class Proc:
         found: list[int] = []
         level = [self.pid]
         for current in range(1, 64):
-            level = [kid for pid in level for kid in _children(pid)]
+            level = [kid for pid in level for kid in children(pid)]
             if not level:
                 break
             if current >= depth:
@@ -528,24 +281,26 @@ class Proc:
                 if pid in self._termed:
                     continue
                 self._termed.add(pid)
-            _signal_pid(pid, sig)
+            signal_pid(pid, sig)
 
     async def stop(self, grace_s: float) -> None:
         """SIGTERM the group and escapees, SIGKILL what is left after ``grace_s``.
 
         Returns once the group is empty and every escapee is gone (SIGKILL cannot
-        be ignored, so the second wait is short).
+        be ignored, so the second wait is short). Targets found during either
+        wait get the same signal as the rest: one grace for everything, however
+        late it shows up.
         """
         if not self.leftovers():
             return
         self.signalled = True
         self._signal_all(signal.SIGTERM)
-        if await self._wait_gone(grace_s, terminating=True):
+        if await self._wait_gone(grace_s, signal.SIGTERM):
             return
         self._signal_all(signal.SIGKILL)
-        await self._wait_gone(max(grace_s, 1.0))
+        await self._wait_gone(max(grace_s, 1.0), signal.SIGKILL)
 
-    async def _wait_gone(self, timeout_s: float, *, terminating: bool = False) -> bool:
+    async def _wait_gone(self, timeout_s: float, sig: int) -> bool:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         pause = 0.001  # most groups empty within a millisecond of the leader: back off
@@ -554,10 +309,10 @@ class Proc:
                 return True
             if loop.time() >= deadline:
                 return False
-            if terminating:
-                # Targets found late (escapees read mid-exec, processes of a sandbox
-                # that was still starting) get their SIGTERM too, once each.
-                self._signal_all(signal.SIGTERM)
+            # Targets found late (escapees read mid-exec, orphans of a killed
+            # process, processes of a sandbox that was still starting) get the
+            # signal too: SIGTERM once each, SIGKILL again every round.
+            self._signal_all(sig)
             await asyncio.sleep(pause)
             pause = min(pause * 2, _POLL_S)
 

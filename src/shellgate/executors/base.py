@@ -5,7 +5,8 @@ and optionally :meth:`Executor._probe` and :meth:`Executor._denied`. Everything 
 command's life needs to be right — request resolution (defaults, clamps, workdir),
 the one deadline that tells a timeout from a caller cancellation from a
 self-signal, the post-exit drain bounded by the grace, SIGTERM → grace → SIGKILL on
-the group and its escapees, output caps — lives here once, for every executor.
+the group and its escapees together (a foreground call ends by timeout + grace,
+whatever its processes do), output caps — lives here once, for every executor.
 """
 
 from __future__ import annotations
@@ -199,6 +200,7 @@ class Executor(ABC):
                 stderr=stderr,
                 call_id=spec.call_id,
                 term_depth=plan.term_depth,
+                supervised=plan.supervised,
             )
         except (OSError, ValueError) as exc:  # ValueError: an environment name with '='
             if plan.cleanup is not None:
@@ -218,18 +220,23 @@ class Executor(ABC):
         timed_out = False
         try:
             timeout_s = spec.timeout_ms / 1000 if spec.timeout_ms is not None else None
+            # One deadline: a foreground call ends by timeout + grace, a stopped
+            # call by its stop + grace (plus the kill and a short settle), whatever
+            # its processes do after the leader.
+            budget = _Budget(None if timeout_s is None else timeout_s + grace_s)
             ended_by = await _first_of(proc.watch.exited, kill, timeout_s)
             if ended_by != "exit":
                 # Only the executor's own timer sets "timed out"; a kill request doesn't.
                 timed_out = ended_by == "timeout"
+                budget = _Budget(grace_s)
                 await proc.stop(grace_s)
                 await proc.wait_leader()
             proc.adopt(sandbox_child(plan.info_fd))
             await proc.track()
-            await proc.drain(grace_s)
+            await proc.drain(budget.within(grace_s))
             if proc.leftovers():
-                await proc.stop(grace_s)
-                await proc.drain(grace_s)
+                await proc.stop(budget.within(grace_s))
+                await proc.drain(budget.within(grace_s))
         except asyncio.CancelledError:  # the loop itself is going away
             proc.adopt(sandbox_child(plan.info_fd))
             await asyncio.shield(self._abort(proc))
@@ -335,6 +342,25 @@ async def _first_of(
             kill.remove_done_callback(on_kill)
         if timer is not None:
             timer.cancel()
+
+
+#: What a phase after the deadline still gets: time to read what dead writers
+#: left in the pipes, or between a late SIGTERM and its SIGKILL.
+_SETTLE_S = 0.25
+
+
+class _Budget:
+    """The time left before a call's deadline (none: no deadline, a background task)."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self._end = None if seconds is None else time.monotonic() + seconds
+
+    def within(self, seconds: float) -> float:
+        """``seconds``, cut to what is left, but never below a short settle."""
+        if self._end is None:
+            return seconds
+        left = self._end - time.monotonic()
+        return max(min(seconds, left), min(seconds, _SETTLE_S))
 
 
 def _read_status(fd: int | None) -> str | None:

@@ -65,6 +65,9 @@ class SpawnPlan:
     ``enters_workdir``: the argv itself enters the working directory and closes
     every inherited descriptor (``sg-exec --chdir --close-fds``), so the executor
     may spawn with ``posix_spawn``, which has neither a cwd nor close_fds.
+    ``supervised``: the argv's helper stays as the call's supervisor
+    (``sg-exec --subreaper``) and reports on a status pipe the executor puts at
+    ``_process.SUPERVISOR_FD`` (needs ``enters_workdir``).
     """
 
     argv: list[str]
@@ -75,6 +78,7 @@ class SpawnPlan:
     status_fd: int | None = None
     info_fd: int | None = None
     close_after_spawn: tuple[int, ...] = ()
+    supervised: bool = False
 
 
 TaskStatus = Literal["running", "completed", "killed"]
