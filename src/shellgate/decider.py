@@ -10,6 +10,7 @@ from shellgate.config import Config
 from shellgate.models import Analysis, CallInfo, Decision, Segment, SegmentVerdict, Verdict
 from shellgate.policy.builtin import INPUT_GUARD, input_guard
 from shellgate.policy.engine import Layer, decide, layers_of, new_plugin_manager
+from shellgate.policy.plugins import register_plugin
 from shellgate.policy.setup import register_layers
 
 
@@ -27,10 +28,11 @@ class Decider:
         """Add a layer (or execute wrapper) object after the configured ones.
 
         For embedding code and tests; deployments load plugins by name from
-        config. The hookspecs are checked again, so a misspelled hook fails here.
+        config. The same checks as for a configured plugin apply: a misspelled or
+        misdeclared hook raises :class:`~shellgate.errors.PluginError` naming the
+        plugin, and the plugin is not registered.
         """
-        self.pm.register(plugin, name=name)
-        self.pm.check_pending()
+        register_plugin(self.pm, plugin, name)
         self._layers = layers_of(self.pm)
 
     @property
