@@ -210,3 +210,35 @@ async def test_a_plain_execute_hook_put_on_the_manager_directly_fails_closed(
         "refused, nothing ran"
     )
     assert records(tmp_path)[-1]["outcome"] == "execution error"
+
+
+async def test_a_refused_background_start_is_recorded(tmp_path: Path) -> None:
+    cfg = make_config(tmp_path, executor={"max_tasks": 1})
+    async with Gate(cfg, approver=AllowApprover()) as gate:
+        bg = {"command": "sleep 31.4301", "description": "d", "run_in_background": True}
+        assert not (await gate.call("bash", bg)).is_error
+        refused = await gate.call("bash", bg)
+    assert refused.is_error
+    assert "too many background tasks running (1 of 1)" in refused.text
+    trail = records(tmp_path)
+    calls = list(dict.fromkeys(r["call_id"] for r in trail))
+    assert len(calls) == 2
+    second = [r for r in trail if r["call_id"] == calls[1]]
+    assert [r["type"] for r in second] == ["decision", "approval", "result"]
+    assert "too many background tasks" in second[-1]["error"]
+
+
+async def test_a_cancelled_call_is_recorded_as_aborted(tmp_path: Path) -> None:
+    from tests.conftest import pids_with_arg, wait_until
+
+    async with gate_with(tmp_path, "register") as gate:
+        call = asyncio.ensure_future(
+            gate.call("bash", {"command": "sleep 31.4302", "description": "d"})
+        )
+        assert await asyncio.to_thread(wait_until, lambda: bool(pids_with_arg("31.4302")), 5)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+    assert not pids_with_arg("31.4302")
+    last = records(tmp_path)[-1]
+    assert (last["type"], last["outcome"], last["is_error"]) == ("result", "aborted", True)
