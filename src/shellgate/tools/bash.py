@@ -90,7 +90,7 @@ class BashCall:
         call = gate.call_info(self.owner, args.command, args.description, str(workdir))
         if args.sandbox_permissions is not None:
             call = call.model_copy(update={"sandbox_permissions": args.sandbox_permissions})
-        verdict = gate.decider.decide(call)
+        verdict = await gate.decider.decide_async(call)
         escalation = self._escalation(args)
         current = gate.config.sandbox.mode
         kind = "bwrap" if verdict.require_sandbox else gate.config.executor.kind
