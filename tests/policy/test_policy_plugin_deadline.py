@@ -9,6 +9,7 @@ instead of hanging it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
 import json
 import os
@@ -20,8 +21,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from policy_helpers import call, write_set
 
 from shellgate.approval import AllowApprover
@@ -30,6 +34,7 @@ from shellgate.decider import Decider
 from shellgate.gate import Gate
 from shellgate.hookspecs import hookimpl
 from shellgate.models import Analysis, CallInfo, Decision, Segment
+from shellgate.policy.deadline import LayerRunner
 from shellgate.policy.engine import Layer, decide, layers_of, new_plugin_manager
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -242,3 +247,45 @@ def test_a_guarded_layer_that_raises_anything_fails_closed() -> None:
     verdict = decide(info, analysis, layers_of(pm, builtin=()), default="allow")
     assert verdict.effect == "deny"
     assert verdict.decision.reason.startswith("policy layer 'exits' failed (SystemExit: 3)")
+
+
+EFFECTS = st.sampled_from(["allow", "ask", "deny", None])
+RUNNER = LayerRunner()  # one for every example: no thread per example
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.lists(EFFECTS, min_size=3, max_size=3), min_size=1, max_size=5),
+    st.integers(min_value=0, max_value=5),
+)
+def test_guarded_layers_ask_and_decide_exactly_as_one_segment_at_a_time(
+    matrix: list[list[str | None]], split: int
+) -> None:
+    """Built-ins first for every segment, plugins on a worker after: nothing observable moves."""
+    commands = ("c0", "c1", "c2")
+    asked: list[tuple[str, str]] = []
+
+    def make(name: str, row: list[str | None]) -> Any:
+        def check(segment: Segment) -> Decision | None:
+            asked.append((name, segment.command))
+            effect = row[commands.index(segment.command)]
+            if effect is None:
+                return None
+            return Decision(effect=effect, reason=f"{name} {segment.command}", layer=name,  # type: ignore[arg-type]
+                            require_sandbox=name == "L0")
+        return check
+
+    layers = [Layer(name=f"L{i}", check=make(f"L{i}", row), argnames=("segment",),
+                    guarded=i >= split) for i, row in enumerate(matrix)]
+    info = CallInfo(tool="bash", command="c0; c1; c2", subject="s", tenant="t", session="x",
+                    workdir="/", workspace="/")
+    analysis = Analysis(command="c0; c1; c2",
+                        segments=tuple(Segment(text=c, argv=(c,)) for c in commands))
+    verdict = decide(info, analysis, layers, default="ask", runner=RUNNER)
+    got_plugin_asks = [a for a in asked if int(a[0][1:]) >= split]
+    asked.clear()
+    reference = decide(info, analysis, [dataclasses.replace(layer, guarded=False)
+                                        for layer in layers], default="ask")
+    # The one-segment-at-a-time order (all inline) asks plugins exactly the same things.
+    assert got_plugin_asks == [a for a in asked if int(a[0][1:]) >= split]
+    assert verdict == reference

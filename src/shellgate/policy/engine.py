@@ -147,36 +147,65 @@ Steps = Generator[
 
 def _waterfall(call: CallInfo, analysis: Analysis, layers: Sequence[Layer], default: Effect,
                budget_s: float) -> Steps:
-    verdicts: list[SegmentVerdict] = []
-    veto: Decision | None = None
-    require_sandbox = False
-    for segment in analysis.segments:
-        if veto is not None:
-            verdicts.append(SegmentVerdict(segment=segment, decision=veto))
-            continue
-        given: list[Decision] = []
-        for layer in layers:
+    """Every layer over every segment, as if each segment asked all its layers in turn.
+
+    The inline layers before the first guarded one (the built-ins) are asked first,
+    for every segment up to their first deny, on the caller's thread; the guarded
+    rest is then asked segment by segment (through the runner, on a worker). The
+    layers asked, their order within a segment, the veto and the verdict are those
+    of the one-segment-at-a-time order: built-in layers are pure, so asking them
+    for segments that a plugin's veto then makes moot costs time, nothing else.
+    """
+    split = next((i for i, layer in enumerate(layers) if layer.guarded), len(layers))
+    segments = analysis.segments
+    given: list[list[Decision]] = []
+    veto_at = len(segments)  # the segment whose deny vetoes the rest (none: past the end)
+    for index, segment in enumerate(segments):
+        found: list[Decision] = []
+        given.append(found)
+        for layer in layers[:split]:
+            decision = _ask_one(layer, call, segment, budget_s)
+            if decision is not None:
+                found.append(decision)
+                if decision.effect == "deny":
+                    break
+        if found and found[-1].effect == "deny":
+            veto_at = index
+            break
+    for index in range(veto_at if split < len(layers) else 0):
+        segment = segments[index]
+        for layer in layers[split:]:
             if layer.guarded:
                 answer = yield layer.name, partial(_ask_guarded, layer, call, segment, budget_s)
                 decision = _overran(layer, answer, budget_s) if isinstance(answer, Overrun) \
                     else answer
-            else:
+            else:  # an inline layer listed after a guarded one runs where the rest runs
                 decision = _ask_one(layer, call, segment, budget_s)
-            if decision is None:
-                continue
-            given.append(decision)
-            require_sandbox = require_sandbox or decision.require_sandbox
-            if decision.effect == "deny":
-                veto = decision
-                break
-        chosen = strictest(given) or Decision(
+            if decision is not None:
+                given[index].append(decision)
+                if decision.effect == "deny":
+                    veto_at = index
+                    break
+        if veto_at == index:
+            break
+    veto = given[veto_at][-1] if veto_at < len(segments) else None
+    verdicts: list[SegmentVerdict] = []
+    require_sandbox = False
+    for index, segment in enumerate(segments):
+        if index > veto_at:
+            assert veto is not None
+            verdicts.append(SegmentVerdict(segment=segment, decision=veto))
+            continue
+        found = given[index]
+        require_sandbox = require_sandbox or any(d.require_sandbox for d in found)
+        chosen = strictest(found) or Decision(
             effect=default,
             reason=f"no rule decides '{segment.command or segment.text}'; "
             f"the closing default is {default}",
             layer="default",
         )
         verdicts.append(
-            SegmentVerdict.model_construct(segment=segment, decision=chosen, decisions=tuple(given))
+            SegmentVerdict.model_construct(segment=segment, decision=chosen, decisions=tuple(found))
         )
     if not verdicts:
         # Nothing to run (an empty or comment-only command) still needs an answer:
