@@ -51,6 +51,11 @@ class Decider:
         self._runner.close()
 
     @property
+    def layers(self) -> tuple[Layer, ...]:
+        """The layers in call order; plugin layers are ``guarded`` (run under a deadline)."""
+        return tuple(self._layers)
+
+    @property
     def layer_names(self) -> list[str]:
         return [layer.name for layer in self._layers]
 

@@ -7,10 +7,11 @@ Invariants (held here and nowhere else):
   the waterfall for the whole call) and what the audit log lists first.
 * A layer that raises, overruns its time budget or returns something that is not a
   :class:`Decision` (or ``None``) is a ``deny`` naming that layer.
-* A *guarded* layer (every third-party plugin) runs on a worker thread of its own
-  and is abandoned at its deadline (:mod:`shellgate.policy.deadline`): a hung
-  plugin never holds up the caller, nor the event loop with :func:`decide_async`.
-  Built-in layers are ours and bounded: they run inline, checked after they return.
+* A *guarded* layer (every third-party plugin) runs on a worker thread and is
+  abandoned at its deadline (:mod:`shellgate.policy.deadline`): a hung plugin
+  never holds up the caller, nor the event loop with :func:`decide_async`.
+  Built-in layers are ours and bounded: they run inline on the caller's thread,
+  their budget checked after they return.
 * A segment no layer decided gets the configured closing default (never ``allow``).
 """
 
