@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from policy_helpers import call, write_set
+from tests.policy.policy_helpers import call, write_set
 
 from shellgate.approval import AllowApprover
 from shellgate.config import Config, load_config
@@ -271,7 +271,7 @@ def test_guarded_layers_ask_and_decide_exactly_as_one_segment_at_a_time(
             effect = row[commands.index(segment.command)]
             if effect is None:
                 return None
-            return Decision(effect=effect, reason=f"{name} {segment.command}", layer=name,  # type: ignore[arg-type]
+            return Decision(effect=effect, reason=f"{name} {segment.command}", layer=name,
                             require_sandbox=name == "L0")
         return check
 
