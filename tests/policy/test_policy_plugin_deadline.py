@@ -13,6 +13,7 @@ import dataclasses
 import importlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -26,7 +27,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.policy.policy_helpers import call, write_set
 
 from shellgate.approval import AllowApprover
 from shellgate.config import Config, load_config
@@ -36,6 +36,7 @@ from shellgate.hookspecs import hookimpl
 from shellgate.models import Analysis, CallInfo, Decision, Segment
 from shellgate.policy.deadline import LayerRunner
 from shellgate.policy.engine import Layer, decide, layers_of, new_plugin_manager
+from shellgate.policy.loader import SHIPPED_MODEL
 
 ROOT = Path(__file__).resolve().parents[2]
 BUDGET_MS = 200
@@ -89,6 +90,20 @@ def plugin(tmp_path: Path) -> Iterator[ModuleType]:
         valve.cancel()
         sys.path.remove(str(site))
         sys.modules.pop("sghang_demo", None)
+
+
+def write_set(root: Path, rows: str, name: str = "set") -> Path:
+    """A policy set directory: the shipped model and ``rows`` as policy.csv."""
+    directory = root / name
+    directory.mkdir(parents=True, exist_ok=True)
+    shutil.copy(SHIPPED_MODEL, directory / "model.conf")
+    (directory / "policy.csv").write_text(rows, encoding="utf-8")
+    return directory
+
+
+def call(command: str) -> CallInfo:
+    return CallInfo(tool="bash", command=command, subject="agent", tenant="default",
+                    session="s", workdir="/tmp", workspace="/tmp")
 
 
 def config(root: Path, *plugins: str, budget_ms: int = BUDGET_MS) -> Config:
