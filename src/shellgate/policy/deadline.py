@@ -9,9 +9,11 @@ How (cheap on the common path):
 
 * The engine's waterfall is a generator that yields each *guarded* ask as
   ``(name, ask)`` and is sent the answer. The caller runs it up to the first
-  guarded ask (built-in layers are ours and bounded: no thread for them); the rest
-  of the call, from there, is *one* job on a worker thread. So a call costs one
-  thread hop however many segments and plugins it has, and none without plugins.
+  guarded ask (the built-in layers, for every segment: they are ours and bounded,
+  no thread for them); the rest of the call, from there, is *one* job on a worker
+  thread. So a call costs one thread hop however many segments and plugins it
+  has, and none without plugins. An ask of a quarantined layer (below) is
+  answered in place, before any hop.
 * The worker publishes which guarded layer it is asking and since when; the
   caller sleeps until the job is done or that layer's deadline, whichever first.
   At a deadline the call is *abandoned*: the caller finishes the waterfall itself

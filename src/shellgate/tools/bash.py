@@ -209,8 +209,8 @@ class BashCall:
             wrappers.fail(exc)
             self._audit("result", is_error=True, outcome="execution error", error=str(exc))
             return self._result(render.error(str(exc)), True, "error")
-        except _Aborted as exc:
-            wrappers.fail(exc)
+        except _Aborted:
+            wrappers.fail(ExecutionError("tool call aborted"))
             self._audit("result", is_error=True, outcome="aborted")
             return self._result(render.error("tool call aborted"), True, "aborted")
         except BaseException as exc:
