@@ -2,6 +2,12 @@
 
 input guard → analyse → every layer over every segment → reduce. It never
 executes anything, so ``shellgate check`` builds only this.
+
+Built-in layers run inline; every plugin layer (configured or registered) runs on
+a worker thread of its own under ``[policy] plugin_timeout_ms``
+(:mod:`shellgate.policy.deadline`). :meth:`Decider.decide` blocks its caller for at
+most that budget per plugin layer; :meth:`Decider.decide_async`, the gate's path,
+awaits instead, so a hung plugin never stalls the event loop.
 """
 
 from __future__ import annotations
@@ -9,7 +15,9 @@ from __future__ import annotations
 from shellgate.config import Config
 from shellgate.models import Analysis, CallInfo, Decision, Segment, SegmentVerdict, Verdict
 from shellgate.policy.builtin import INPUT_GUARD, input_guard
-from shellgate.policy.engine import Layer, decide, layers_of, new_plugin_manager
+from shellgate.policy.deadline import LayerRunner
+from shellgate.policy.engine import Layer, decide, decide_async, layers_of, new_plugin_manager
+from shellgate.policy.plugins import register_plugin
 from shellgate.policy.setup import register_layers
 
 
@@ -21,17 +29,31 @@ class Decider:
         self.pm = new_plugin_manager()
         register_layers(self.pm, config)
         self.pm.check_pending()
-        self._layers: list[Layer] = layers_of(self.pm)
+        # What register_layers registered besides the configured plugins is ours.
+        configured = set(config.policy.plugins)
+        self._builtin = frozenset(n for n, _ in self.pm.list_name_plugin() if n not in configured)
+        self._layers: list[Layer] = layers_of(self.pm, self._builtin)
+        self._runner = LayerRunner()
 
     def register(self, plugin: object, *, name: str) -> None:
         """Add a layer (or execute wrapper) object after the configured ones.
 
         For embedding code and tests; deployments load plugins by name from
-        config. The hookspecs are checked again, so a misspelled hook fails here.
+        config. The same checks as for a configured plugin apply: a misspelled or
+        misdeclared hook raises :class:`~shellgate.errors.PluginError` naming the
+        plugin, and the plugin is not registered.
         """
-        self.pm.register(plugin, name=name)
-        self.pm.check_pending()
-        self._layers = layers_of(self.pm)
+        register_plugin(self.pm, plugin, name)
+        self._layers = layers_of(self.pm, self._builtin)
+
+    def close(self) -> None:
+        """Let the plugin layers' idle worker threads end (also done when collected)."""
+        self._runner.close()
+
+    @property
+    def layers(self) -> tuple[Layer, ...]:
+        """The layers in call order; plugin layers are ``guarded`` (run under a deadline)."""
+        return tuple(self._layers)
 
     @property
     def layer_names(self) -> list[str]:
@@ -50,6 +72,37 @@ class Decider:
         )
 
     def decide(self, call: CallInfo) -> Verdict:
+        """The verdict for ``call``; blocks up to the budget per plugin layer."""
+        early = self._before_layers(call)
+        if isinstance(early, Verdict):
+            return early
+        pol = self.config.policy
+        return decide(
+            call,
+            early,
+            self._layers,
+            default=pol.default,
+            layer_budget_ms=pol.plugin_timeout_ms,
+            runner=self._runner,
+        )
+
+    async def decide_async(self, call: CallInfo) -> Verdict:
+        """The verdict for ``call``, awaiting plugin layers (the loop runs on meanwhile)."""
+        early = self._before_layers(call)
+        if isinstance(early, Verdict):
+            return early
+        pol = self.config.policy
+        return await decide_async(
+            call,
+            early,
+            self._layers,
+            default=pol.default,
+            layer_budget_ms=pol.plugin_timeout_ms,
+            runner=self._runner,
+        )
+
+    def _before_layers(self, call: CallInfo) -> Verdict | Analysis:
+        """Input guard and analysis: a final verdict, or the analysis for the layers."""
         pol = self.config.policy
         guard = input_guard(call.command, max_command_bytes=pol.max_command_bytes)
         if guard is not None:
@@ -78,10 +131,4 @@ class Decider:
                     SegmentVerdict(segment=s, decision=refusal) for s in analysis.segments
                 ),
             )
-        return decide(
-            call,
-            analysis,
-            self._layers,
-            default=pol.default,
-            layer_budget_ms=pol.plugin_timeout_ms,
-        )
+        return analysis

@@ -110,6 +110,7 @@ class Gate:
         for executor in self._executors.values():
             await executor.aclose()
         self.spill.close(keep_files=self.keep_spill)
+        self.decider.close()
         self.audit.close()
 
     @property

@@ -39,7 +39,10 @@ def shellgate_check(call: CallInfo, segment: Segment) -> Decision | None:
 
     Raising, taking longer than the configured plugin timeout, or returning
     anything that is not a ``Decision`` or ``None`` counts as ``deny`` with a
-    reason that names the plugin (fail closed).
+    reason that names the plugin (fail closed). A plugin's checks run on a worker
+    thread and the timeout is enforced while they run: a check still running at
+    its deadline is abandoned (see :mod:`shellgate.policy.deadline`). Declare it a
+    plain ``@hookimpl``; a wrapper is refused at start-up.
     """
 
 
@@ -49,10 +52,14 @@ def shellgate_execute(  # type: ignore[empty-body]
 ) -> Generator[None, RunResult, RunResult]:
     """Around-wrapper of the execution of an approved call (``wrapper=True`` only).
 
+    Declare it ``@hookimpl(wrapper=True)``: a plain ``@hookimpl`` or pluggy's
+    old-style ``hookwrapper=True`` is refused at start-up (``PluginError``).
     ``plan`` is a mutable dict with ``executor`` (``"local"`` | ``"bwrap"``) and
     ``sandbox_mode``; a wrapper may make it *stricter* before ``yield`` (a wider
     mode or a weaker executor is refused and the call fails closed). The value of
     ``yield`` is the :class:`~shellgate.models.RunResult` (or it raises the
-    execution error); return it (or raise) to pass it on. Audit and metrics live
-    here.
+    execution error); return it (or raise) to pass it on. Failing before ``yield``
+    stops the call before anything runs; failing after it makes the call a tool
+    error naming the wrapper, with the run still on the audit record. Audit and
+    metrics live here.
     """

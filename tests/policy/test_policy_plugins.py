@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -43,6 +44,23 @@ class Misspelled:
 class CannotStart:
     def __init__(self):
         raise OSError("no licence server")
+
+class PlainExecute:
+    """Meant to move every call to bwrap, but a plain hookimpl is never called."""
+    @hookimpl
+    def shellgate_execute(self, plan):
+        plan["executor"] = "bwrap"
+
+class OldStyleExecute:
+    @hookimpl(hookwrapper=True)
+    def shellgate_execute(self, plan):
+        outcome = yield
+        return outcome
+
+class WrapperCheck:
+    @hookimpl(wrapper=True)
+    def shellgate_check(self, call, segment):
+        return (yield)
 '''
 
 ENTRY_POINTS = """
@@ -53,6 +71,9 @@ junk = sgplugin_demo:Junk
 misspelled = sgplugin_demo:Misspelled
 cannot-start = sgplugin_demo:CannotStart
 missing-module = sgplugin_nowhere:Thing
+plain-execute = sgplugin_demo:PlainExecute
+old-style-execute = sgplugin_demo:OldStyleExecute
+wrapper-check = sgplugin_demo:WrapperCheck
 """
 
 
@@ -129,3 +150,43 @@ def test_a_misspelled_hook_is_a_start_up_error(installed: Path) -> None:
     with pytest.raises(PluginError, match=r"plugin 'misspelled' cannot be registered.*"
                        r"shellgate_chek"):
         decider(installed, "misspelled")
+
+
+MISDECLARED = [
+    pytest.param("plain-execute", r"its shellgate_execute is a plain @hookimpl, which the gate "
+                 r"never calls.*declare it @hookimpl\(wrapper=True\)", id="plain-execute"),
+    pytest.param("old-style-execute", r"its shellgate_execute is declared hookwrapper=True.*"
+                 r"declare it @hookimpl\(wrapper=True\)", id="hookwrapper-execute"),
+    pytest.param("wrapper-check", r"its shellgate_check is declared as a wrapper",
+                 id="wrapper-check"),
+]
+
+
+@pytest.mark.parametrize(("name", "needle"), MISDECLARED)
+def test_a_misdeclared_hook_is_a_start_up_error(installed: Path, name: str, needle: str) -> None:
+    with pytest.raises(PluginError, match=rf"plugin '{name}' cannot be registered: {needle}"):
+        decider(installed, name)
+
+
+@pytest.mark.parametrize(("name", "needle"), MISDECLARED)
+def test_register_refuses_a_misdeclared_hook_and_leaves_nothing_behind(
+    installed: Path, name: str, needle: str
+) -> None:
+    d = decider(installed)
+    sgplugin_demo = importlib.import_module("sgplugin_demo")  # written by the fixture
+    before = d.pm.list_name_plugin()
+    cls = {"plain-execute": sgplugin_demo.PlainExecute,
+           "old-style-execute": sgplugin_demo.OldStyleExecute,
+           "wrapper-check": sgplugin_demo.WrapperCheck}[name]
+    with pytest.raises(PluginError, match=rf"plugin 'mine' cannot be registered: {needle}"):
+        d.register(cls(), name="mine")
+    assert d.pm.list_name_plugin() == before
+    assert d.layer_names == ["command-analysis", "protected-paths", "casbin"]
+
+
+def test_register_names_the_plugin_for_a_misspelled_hook(installed: Path) -> None:
+    d = decider(installed)
+    sgplugin_demo = importlib.import_module("sgplugin_demo")
+    with pytest.raises(PluginError, match=r"plugin 'typo' cannot be registered.*shellgate_chek"):
+        d.register(sgplugin_demo.Misspelled(), name="typo")
+    assert d.pm.get_plugin("typo") is None

@@ -10,20 +10,21 @@ Invariants:
   command, and applies to this one call only.
 * Around-execute wrappers may only make the plan stricter (``local`` → ``bwrap``,
   a narrower mode); anything else fails the call closed.
+* Every call with a ``decision`` record gets its ``result`` record, whatever a
+  plugin does: a wrapper failing after the run still leaves the run's result on
+  the record (and a tool error naming the wrapper for the model).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import secrets
-from collections.abc import Generator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from shellgate.approval import ask_with_timeout, session_scope
 from shellgate.approval.question import approval_question
-from shellgate.errors import ExecutionError, ToolInputError
+from shellgate.errors import ExecutionError, TaskError, ToolInputError
 from shellgate.executors import ExecRequest, Executor
 from shellgate.models import (
     MODE_ORDER,
@@ -36,6 +37,7 @@ from shellgate.models import (
 from shellgate.tools import render
 from shellgate.tools.schemas import SandboxedBashArgs, validate_bash
 from shellgate.tools.tasks import Owner, Task
+from shellgate.tools.wrappers import WrapperFailed, Wrappers, check_plan
 
 if TYPE_CHECKING:
     from shellgate.gate import Gate, ToolResult
@@ -81,7 +83,7 @@ class BashCall:
         call = gate.call_info(self.owner, args.command, args.description, str(workdir))
         if args.sandbox_permissions is not None:
             call = call.model_copy(update={"sandbox_permissions": args.sandbox_permissions})
-        verdict = gate.decider.decide(call)
+        verdict = await gate.decider.decide_async(call)
         escalation = self._escalation(args)
         current = gate.config.sandbox.mode
         kind = "bwrap" if verdict.require_sandbox else gate.config.executor.kind
@@ -175,12 +177,13 @@ class BashCall:
     async def _execute(
         self, call: CallInfo, args: SandboxedBashArgs, kind: str, mode: SandboxMode
     ) -> ToolResult:
+        """Run the approved call inside the execute wrappers; every path ends in a record."""
         gate = self.gate
         plan: dict[str, Any] = {"executor": kind, "sandbox_mode": mode}
-        wrappers = _Wrappers(gate, call, plan)
+        wrappers = Wrappers(gate.decider.pm, call, plan)
         try:
             wrappers.enter()
-            _check_plan(plan, kind, mode)
+            check_plan(plan, kind, mode)
             executor = await gate.executor_for(plan["executor"])
             timeout = None if args.timeoutMs is None else max(1, int(-(-args.timeoutMs // 1)))
             managed = {"SHELLGATE_SESSION_ID": call.session}
@@ -195,14 +198,33 @@ class BashCall:
             if args.run_in_background:
                 return await self._start(executor, request, wrappers)
             result = await self._run_foreground(executor, request)
-        except ExecutionError as exc:
+        except (ExecutionError, TaskError) as exc:
             wrappers.fail(exc)
             self._audit("result", is_error=True, outcome="execution error", error=str(exc))
             return self._result(render.error(str(exc)), True, "error")
         except _Aborted:
+            wrappers.fail(ExecutionError("tool call aborted"))
             self._audit("result", is_error=True, outcome="aborted")
             return self._result(render.error("tool call aborted"), True, "aborted")
-        result = wrappers.exit(result)
+        except BaseException as exc:
+            # Cancelled by our caller, or a bug: still on the record, then passed on.
+            wrappers.fail(exc)
+            cancelled = isinstance(exc, asyncio.CancelledError)
+            self._audit("result", is_error=True, outcome="aborted" if cancelled else "error",
+                        error="" if cancelled else f"{type(exc).__name__}: {exc}")
+            raise
+        try:
+            result = wrappers.exit(result)
+        except WrapperFailed as exc:
+            # The command ran and cannot be un-run: the model learns that and how it
+            # ended (so it does not blindly retry), not its output, which the failed
+            # wrapper did not finish handling (it may have been redacting it).
+            self._audit_result(exc.result, is_error=True, outcome="wrapper error", error=str(exc))
+            text = render.error(
+                f"the command ran and ended {render.status(exc.result)}, but {exc}; "
+                "its output is withheld"
+            )
+            return self._result(text, True, "error")
         self._audit_result(result)
         return self._result(render.run_result(result), False, "ok", result)
 
@@ -230,7 +252,7 @@ class BashCall:
         return job.result()
 
     async def _start(
-        self, executor: Executor, request: ExecRequest, wrappers: _Wrappers
+        self, executor: Executor, request: ExecRequest, wrappers: Wrappers
     ) -> ToolResult:
         gate = self.gate
         gate.tasks.check_capacity(self.owner)
@@ -241,16 +263,25 @@ class BashCall:
         task = gate.tasks.add(self.owner, request.command, process, task_id=task_id)
 
         def ended(t: Task) -> None:
-            if t.result is not None:
-                self._audit_result(wrappers.exit(t.result), task_id=t.id)
-            else:
+            # A done-callback: nothing may escape it (the registry still has the
+            # completion notice to send), and every ending is on the record.
+            if t.result is None:
+                wrappers.fail(ExecutionError(f"background task {t.id} failed"))
                 self._audit("result", task_id=t.id, is_error=True, outcome="task failed")
+                return
+            try:
+                final = wrappers.exit(t.result)
+            except WrapperFailed as exc:
+                self._audit_result(exc.result, task_id=t.id, is_error=True,
+                                   outcome="wrapper error", error=str(exc))
+                return
+            self._audit_result(final, task_id=t.id)
 
         task.on_end.append(ended)
         self._audit("started", task_id=task.id)
         return self._result(render.started(task.id), False)
 
-    def _audit_result(self, result: RunResult, **extra: object) -> None:
+    def _audit_result(self, result: RunResult, *, is_error: bool = False, **extra: object) -> None:
         self._audit(
             "result",
             exit_code=result.exit_code,
@@ -263,78 +294,10 @@ class BashCall:
             executor=result.executor,
             sandbox_mode=result.sandbox_mode,
             sandbox_denied=result.sandbox_denied,
-            is_error=False,
+            is_error=is_error,
             **extra,
         )
 
 
 class _Aborted(Exception):
     pass
-
-
-def _check_plan(plan: dict[str, Any], kind: str, mode: SandboxMode) -> None:
-    """A wrapper may tighten the plan, never loosen it."""
-    if plan.get("executor") not in ("local", "bwrap"):
-        raise ExecutionError(f"an execute wrapper set an unknown executor {plan.get('executor')!r}")
-    if kind == "bwrap" and plan["executor"] != "bwrap":
-        raise ExecutionError(
-            "an execute wrapper tried to run a sandboxed call unsandboxed; refused"
-        )
-    new_mode = plan.get("sandbox_mode")
-    if new_mode not in MODE_ORDER or MODE_ORDER.index(new_mode) > MODE_ORDER.index(mode):
-        raise ExecutionError(
-            f"an execute wrapper tried to widen the sandbox mode to {new_mode!r}; refused"
-        )
-
-
-class _Wrappers:
-    """Drives the ``shellgate_execute`` wrappers around an async execution.
-
-    pluggy's own call loop is synchronous, so the generators are stepped here,
-    in pluggy's order: the last-registered wrapper is the outermost. A wrapper that raises before
-    ``yield`` fails the call closed.
-    """
-
-    def __init__(self, gate: Gate, call: CallInfo, plan: dict[str, Any]) -> None:
-        self.impls = [
-            impl
-            for impl in gate.decider.pm.hook.shellgate_execute.get_hookimpls()
-            if impl.wrapper or impl.hookwrapper
-        ]
-        self.call = call
-        self.plan = plan
-        self.active: list[tuple[str, Generator[None, RunResult, RunResult]]] = []
-
-    def enter(self) -> None:
-        for impl in reversed(self.impls):
-            kwargs = {"call": self.call, "plan": self.plan}
-            gen = cast(
-                "Generator[None, RunResult, RunResult]",
-                impl.function(**{k: v for k, v in kwargs.items() if k in impl.argnames}),
-            )
-            try:
-                next(gen)
-            except Exception as exc:
-                raise ExecutionError(f"execute wrapper '{impl.plugin_name}' failed: {exc}") from exc
-            self.active.append((impl.plugin_name, gen))
-
-    def exit(self, result: RunResult) -> RunResult:
-        for name, gen in reversed(self.active):
-            try:
-                gen.send(result)
-            except StopIteration as stop:
-                if isinstance(stop.value, RunResult):
-                    result = stop.value
-            except Exception as exc:
-                raise ExecutionError(
-                    f"execute wrapper '{name}' failed after the run: {exc}"
-                ) from exc
-        self.active = []
-        return result
-
-    def fail(self, exc: BaseException) -> None:
-        for _name, gen in reversed(self.active):
-            # The original failure is what we report; a wrapper's reaction to it is not.
-            with contextlib.suppress(BaseException):
-                gen.throw(exc)
-        self.active = []

@@ -9,12 +9,15 @@ Invariants:
 * Settlement is first-wins: a task's end is *settled* either by a read that shows
   its final status, by ``bash_kill``, or by its completion notice — whichever comes
   first. Only an unsettled end produces a notice, and at most one.
+* A task's end callbacks (its result record) cannot stop its notice: one that
+  raises is logged and the rest still run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
@@ -23,6 +26,8 @@ from shellgate.errors import TaskError
 from shellgate.executors.base import TaskProcess
 from shellgate.models import RunResult
 from shellgate.tools import render
+
+_log = logging.getLogger(__name__)
 
 
 class Owner(NamedTuple):
@@ -114,7 +119,10 @@ class TaskRegistry:
 
     def _ended(self, task: Task) -> None:
         for callback in task.on_end:
-            callback(task)
+            try:
+                callback(task)
+            except Exception:  # a done-callback: an escaping error would cost the notice
+                _log.exception("end callback of background task %s failed", task.id)
         if task.settled or task.process.kill_requested:
             task.settled = True
             return
