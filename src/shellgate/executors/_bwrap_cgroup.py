@@ -154,13 +154,15 @@ def sweep(directory: str) -> bool:
     base = find_base()
     if (
         base is None
-        or os.path.dirname(directory) != base
+        or os.path.dirname(directory) != os.path.normpath(base)
         or not os.path.basename(directory).startswith("shellgate-")
     ):
         return True  # not one we could have made: nothing of ours to remove
     if not os.path.isdir(directory):
         return True
-    for _ in range(3):
+    # Killed processes leave the cgroup once reaped, by whoever inherited them
+    # (init may take a second): kill and retry for up to ~3 s.
+    for _ in range(15):
         for pid in _read(os.path.join(directory, "cgroup.procs")).split():
             with contextlib.suppress(OSError, ValueError):
                 os.kill(int(pid), 9)

@@ -232,14 +232,17 @@ def _sweep_one(directory: str, gate_id: str, exclusive: dict[str, int]) -> None:
         json_path = os.path.join(directory, f"{gate_id}.json")
         data = _read_json(json_path) or {}
         left = _remove_placeholders(_parse_placeholders(data), exclusive)
-        if isinstance(data.get("cgroup"), str) and not cgroup.sweep(data["cgroup"]):
-            _log.warning("the cgroup of dead gate %s is still busy: %s", gate_id, data["cgroup"])
-            return  # keep the record: try again next time
         spill = data.get("spill")
         if isinstance(spill, str) and _is_spill_dir(spill):
             shutil.rmtree(spill, ignore_errors=True)
-        if left:
-            _write_json(json_path, {"cgroup": None, "spill": None, "placeholders": [
+        busy = data.get("cgroup") if isinstance(data.get("cgroup"), str) else None
+        if busy is not None and cgroup.sweep(busy):
+            busy = None
+        if busy is not None:
+            # Zombies not yet reaped by whoever inherited them still count.
+            _log.warning("the cgroup of dead gate %s is still busy: %s", gate_id, busy)
+        if left or busy is not None:  # keep what is left on record: try again next time
+            _write_json(json_path, {"cgroup": busy, "spill": None, "placeholders": [
                 [p.root, p.path, p.how, p.dev, p.ino] for p in left
             ]})  # fmt: skip
             return
@@ -261,9 +264,7 @@ def _is_spill_dir(path: str) -> bool:
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
 
 
-def _remove_placeholders(
-    found: list[Placeholder], exclusive: dict[str, int]
-) -> list[Placeholder]:
+def _remove_placeholders(found: list[Placeholder], exclusive: dict[str, int]) -> list[Placeholder]:
     """Remove ``found`` root by root where no live gate holds the root; returns the rest."""
     by_root: dict[str, list[Placeholder]] = {}
     for p in found:
