@@ -192,6 +192,27 @@ async def test_a_killed_gates_sandbox_processes_do_not_keep_its_cgroup(
     assert wait_until(lambda: not os.path.isdir(dead.info["cgroup"]), timeout_s=5)
 
 
+async def test_threads_started_by_the_spawning_thread_do_not_keep_the_cgroup(box: Box) -> None:
+    """The loop's thread lives in the gate's pids cgroup (children are born there);
+    so does any thread it starts. Closing moves them all out, and the cgroup goes."""
+    import threading
+
+    ex = await box.executor()
+    procs = ex._cgroup_procs  # type: ignore[attr-defined]
+    if procs is None:
+        pytest.skip("no pids cgroup here (not root, or no writable pids hierarchy)")
+    stop = threading.Event()
+    worker = threading.Thread(target=stop.wait)
+    worker.start()
+    try:
+        await ex.run(ExecRequest(command="true"))
+        await box.close()
+        assert not os.path.isdir(os.path.dirname(procs))
+    finally:
+        stop.set()
+        worker.join()
+
+
 def test_a_starting_gates_lock_is_never_taken_for_a_dead_ones(tmp_path: Path) -> None:
     """The lock file is locked before it gets its name: a sweep cannot win it."""
     record = state.GateRecord.create(spill=None)

@@ -138,13 +138,21 @@ def thread_in(procs_file: str, tid: int) -> bool:
     return False
 
 
-def leave_thread(procs_file: str, tid: int) -> None:
-    """Move ``tid`` back to the process's own cgroup, if it is still in this one."""
+def leave_threads(procs_file: str) -> None:
+    """Move every thread of this process that is in the cgroup back to the process's
+    own: the spawning thread, and any thread it started meanwhile (they are born
+    where it is), so that the cgroup can be removed."""
     base = find_base()
-    if base is None or not thread_in(procs_file, tid):
+    if base is None:
         return
-    with contextlib.suppress(OSError), open(os.path.join(base, "tasks"), "w") as fh:
-        fh.write(str(tid))
+    try:
+        tids = [int(t) for t in os.listdir("/proc/self/task")]
+    except OSError:
+        return
+    for tid in tids:
+        if thread_in(procs_file, tid):
+            with contextlib.suppress(OSError), open(os.path.join(base, "tasks"), "w") as fh:
+                fh.write(str(tid))
 
 
 def sweep(directory: str) -> bool:

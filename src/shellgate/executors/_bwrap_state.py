@@ -109,10 +109,11 @@ class GateRecord:
         _write_json(self._path(".json"), data)
 
     def forget(self, *, keep_placeholders: bool) -> None:
-        """The gate closed: drop the record (or keep only the placeholders it could not
-        remove, for a later sweep) and release the lock."""
-        if keep_placeholders and self.placeholders:
-            self.cgroup = self.spill = None
+        """The gate closed: drop the record (or keep what it could not remove — the
+        placeholders of a root another gate holds, a busy cgroup — for a later
+        sweep) and release the lock."""
+        if (keep_placeholders and self.placeholders) or self.cgroup is not None:
+            self.spill = None  # the spill store closes itself (and may keep files for a user)
             self.save()
         else:
             with contextlib.suppress(OSError):

@@ -159,8 +159,12 @@ class BwrapExecutor(Executor):
         await super().aclose()
         if self._cgroup_procs is not None:
             if self._cgroup_tid is not None:
-                cgroup.leave_thread(self._cgroup_procs, self._cgroup_tid)
-            await asyncio.to_thread(cgroup.remove, self._cgroup_procs)
+                cgroup.leave_threads(self._cgroup_procs)
+            if await asyncio.to_thread(cgroup.remove, self._cgroup_procs):
+                if self._record is not None:
+                    self._record.cgroup = None
+            else:  # left on record: the next gate's sweep removes it
+                _log.warning("cannot remove the pids cgroup %s (still busy)", self._cgroup_procs)
         await asyncio.to_thread(self._release_placeholders)
 
     def _release_placeholders(self) -> None:
