@@ -32,6 +32,7 @@ from shellgate.executors._bwrap_argv import (
     PathKind,
     Profile,
     Target,
+    inside,
     linked_git_targets,
     plan_guards,
     protected_targets,
@@ -159,7 +160,11 @@ class Survey:
         empties: list[str] = []
         profile = base
         if mode == "workspace-write":
-            records = [p for p in self._recorded() if intact(p)]
+            records = [
+                p
+                for p in self._recorded()
+                if any(inside(p.path, r) for r in base.roots) and intact(p)
+            ]
             for p in records:
                 detailed.add(p.path)
                 if p.how == "empty":
