@@ -66,7 +66,7 @@ def test_binds_come_after_the_private_tmp() -> None:
 
 def test_the_helper_is_bound_only_where_the_sandbox_would_not_see_it_as_is() -> None:
     from shellgate.executors._bwrap_argv import Guard, Mask, Profile
-    from shellgate.executors.bwrap import _seen_as_is
+    from shellgate.executors._bwrap_argv import seen_as_is as _seen_as_is
 
     ws = "/var/ws"
     profile = Profile(

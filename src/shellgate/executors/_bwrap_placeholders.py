@@ -49,8 +49,8 @@ def lock_dir() -> str:
     return path
 
 
-class _Held:
-    """The shared flocks of one call, by writable root (and their lock files)."""
+class Held:
+    """A gate's shared flocks, by writable root (and their lock files)."""
 
     def __init__(self, fds: dict[str, int], paths: dict[str, str] | None = None) -> None:
         self.fds = fds
@@ -113,11 +113,11 @@ def release_exclusive(held: tuple[int, str]) -> None:
     os.close(fd)
 
 
-def hold_shared(roots: list[str]) -> _Held:
+def hold_shared(roots: list[str]) -> Held:
     fds: dict[str, int] = {}
     if not roots:
-        return _Held(fds)
-    held = _Held(fds)
+        return Held(fds)
+    held = Held(fds)
     try:
         for root in roots:
             held.add(root)

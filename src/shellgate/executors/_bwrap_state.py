@@ -290,3 +290,22 @@ def remove_all(items: list[Placeholder]) -> None:
     """Deepest first; only the recorded inode, only if still empty."""
     for p in sorted(items, key=lambda p: p.path, reverse=True):
         placeholders.remove_placeholder(p.root, p.path, p.how, (p.dev, p.ino))
+
+
+def release(record: GateRecord | None, held: placeholders.Held) -> None:
+    """A gate closes: remove its placeholders (and dead gates' there) from every root
+    no other gate holds; a root still held keeps them on record for that gate's
+    close. Then drop the record and every root lock."""
+    if record is None:
+        held.release()
+        return
+    exclusive = {root: fd for root, fd in held.fds.items() if held.upgrade(root)}
+    mine = [p for p in record.placeholders.values() if p.root in exclusive]
+    remove_all(mine)
+    for p in mine:
+        del record.placeholders[p.path]
+    sweep(own=record.gate_id, exclusive=exclusive)
+    for root in exclusive:
+        held.unlink(root)
+    held.release()
+    record.forget(keep_placeholders=True)

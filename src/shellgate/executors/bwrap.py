@@ -42,7 +42,14 @@ from shellgate.errors import ExecutionError, SandboxUnavailable
 from shellgate.executors import _bwrap_cgroup as cgroup
 from shellgate.executors import _bwrap_placeholders as placeholders
 from shellgate.executors import _bwrap_state as state
-from shellgate.executors._bwrap_argv import Guard, Profile, build_argv, inside, workdir_allowed
+from shellgate.executors._bwrap_argv import (
+    Guard,
+    Profile,
+    build_argv,
+    inside,
+    seen_as_is,
+    workdir_allowed,
+)
 from shellgate.executors._bwrap_survey import Inputs, Survey
 from shellgate.executors._output import SpillStore
 from shellgate.executors._process import reap_orphan, signal_name
@@ -67,10 +74,11 @@ HELPER_INSIDE = "/tmp/.shellgate-sg-exec"  # noqa: S108 - inside the sandbox's o
 def _gate_cgroup(max_pids: int) -> str | None:
     """The ``cgroup.procs`` of this gate's pids cgroup; a warning when there is none.
 
-    One cgroup per gate, not per call: joining a freshly made v1 cgroup costs
-    ~10 ms per call (measured), joining an existing one ~0.3 ms. So ``pids.max``
-    bounds all of the gate's sandboxed processes together, much as
-    ``RLIMIT_NPROC`` bounds all processes of a uid.
+    One cgroup per gate, not per call, and calls are born in it rather than moved
+    there (see ``cgroup.join_thread``): on v1 every move waits for an RCU grace
+    period, ~10 ms a call on a loaded host. So ``pids.max`` bounds all of the
+    gate's sandboxed processes together, much as ``RLIMIT_NPROC`` bounds all
+    processes of a uid.
     """
     found = cgroup.find_base()
     if found is None:
@@ -168,22 +176,7 @@ class BwrapExecutor(Executor):
         await asyncio.to_thread(self._release_placeholders)
 
     def _release_placeholders(self) -> None:
-        """Remove our placeholders (and dead gates' there) from every root no other
-        gate holds; a root still held keeps them on record for that gate's close."""
-        record, held = self._record, self._held
-        if record is None:
-            held.release()
-            return
-        exclusive = {root: fd for root, fd in held.fds.items() if held.upgrade(root)}
-        mine = [p for p in record.placeholders.values() if p.root in exclusive]
-        state.remove_all(mine)
-        for p in mine:
-            del record.placeholders[p.path]
-        state.sweep(own=record.gate_id, exclusive=exclusive)
-        for root in exclusive:
-            held.unlink(root)
-        held.release()
-        record.forget(keep_placeholders=True)
+        state.release(self._record, self._held)
         self._record = None
 
     def _inputs(self, bwrap: str) -> Inputs:
@@ -249,7 +242,7 @@ class BwrapExecutor(Executor):
                 status_r, status_w = os.pipe2(os.O_CLOEXEC)
                 stack.callback(_close_quietly, status_r)
                 inside = os.path.realpath(self.hardening.helper)
-                if not _seen_as_is(inside, profile):
+                if not seen_as_is(inside, profile):
                     inside = HELPER_INSIDE  # on the private /tmp: visible wherever we live
                     binds.append((self.hardening.helper, inside))
                 runner = [inside, "--supervise", str(status_w), "--"]
@@ -351,17 +344,6 @@ class BwrapExecutor(Executor):
 def _close_quietly(fd: int) -> None:
     with contextlib.suppress(OSError):
         os.close(fd)
-
-
-def _seen_as_is(path: str, profile: Profile) -> bool:
-    """Whether the sandbox sees the host's ``path`` at that path, read-only: not under
-    its private ``/tmp``, a writable root (a command could replace it for the next
-    call), a guard or a mask. Then it needs no bind mount of its own (~0.3 ms)."""
-    if profile.mode == "full-access":
-        return True
-    hidden = ("/tmp", *profile.roots, *(g.path for g in profile.guards))  # noqa: S108
-    hidden += tuple(m.path for m in profile.masks)
-    return os.path.isabs(path) and not any(inside(path, h) for h in hidden)
 
 
 def _by_root(guards: Iterable[Guard], roots: tuple[str, ...]) -> dict[str, list[Guard]]:
