@@ -215,11 +215,15 @@ class BwrapExecutor(Executor):
                 f"working directory is outside the workspace: {cwd} (under {spec.sandbox_mode} "
                 f"mode commands run only inside {profile.workspace})"
             )
+        if any(root not in self._held.fds for root in profile.roots):
+            for root in profile.roots:
+                self._held.add(root)  # a sandbox mounts guards here: hold it while we live
+            # Surveyed again now that no sweep of a dead gate's placeholders can
+            # run under these roots (it needs their lock exclusively).
+            profile, existing = self._profile(spec.sandbox_mode)
         missing = [g for g in profile.guards if g.placeholder and g.path not in existing]
         if missing:
             self._make_placeholders(missing, profile.roots)
-        for root in profile.roots:
-            self._held.add(root)  # a sandbox mounts guards here: hold it while we live
         with contextlib.ExitStack() as stack:
             # Every resource is paired with its release at once; on success the
             # stack moves into the plan's cleanup, which runs after the exit.
