@@ -213,8 +213,8 @@ async def test_threads_started_by_the_spawning_thread_do_not_keep_the_cgroup(box
         worker.join()
 
 
-def test_a_starting_gates_lock_is_never_taken_for_a_dead_ones(tmp_path: Path) -> None:
-    """The lock file is locked before it gets its name: a sweep cannot win it."""
+def test_a_live_gates_record_is_never_swept(tmp_path: Path) -> None:
+    """Its lock is held (taken under a staging name before the record exists)."""
     record = state.GateRecord.create(spill=None)
     try:
         state.sweep()
