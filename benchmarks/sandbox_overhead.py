@@ -31,7 +31,9 @@ from shellgate.executors import make_executor
 from shellgate.executors.base import ExecRequest
 from shellgate.executors.bwrap import BwrapExecutor
 
-TARGET_RATIO = 1.3
+#: issue 14: the executor against its own argv spawned bare, and that argv against the floor.
+TARGET_MACHINERY = 1.15
+TARGET_PROFILE = 1.5
 
 
 def mandated(bwrap: str) -> list[str]:
@@ -98,11 +100,13 @@ async def main(rounds: int) -> None:
     med = {name: statistics.median(v) for name, v in times.items()}
     for name, value in med.items():
         print(f"{name:>20}: {value:7.2f} ms median over {rounds}")
-    ratio = med["bwrap executor"] / med["bare bwrap"]
-    print(f"bwrap executor / bare bwrap   = {ratio:.2f} (target <= {TARGET_RATIO})")
-    print(f"bwrap executor / bare profile = {med['bwrap executor'] / med['bare profile']:.2f}")
-    print(f"mandated flags / bare bwrap   = {med['mandated flags'] / med['bare bwrap']:.2f}")
+    machinery = med["bwrap executor"] / med["bare profile"]
+    profile = med["bare profile"] / med["mandated flags"]
+    print(f"bwrap executor / bare profile = {machinery:.2f} (target <= {TARGET_MACHINERY})")
+    print(f"bare profile / mandated       = {profile:.2f} (target <= {TARGET_PROFILE})")
     print(f"bwrap executor / mandated     = {med['bwrap executor'] / med['mandated flags']:.2f}")
+    print(f"mandated flags / bare bwrap   = {med['mandated flags'] / med['bare bwrap']:.2f}")
+    print(f"bwrap executor / bare bwrap   = {med['bwrap executor'] / med['bare bwrap']:.2f}")
     print(f"local executor / bare bash    = {med['local executor'] / med['bare bash -c true']:.2f}")
     print(f"cpus: {os.cpu_count()}, load: {os.getloadavg()[0]:.2f}")
 

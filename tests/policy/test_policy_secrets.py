@@ -127,9 +127,13 @@ def test_the_sandbox_masks_the_same_list(tmp_path: Path) -> None:
     paths = secrets.secret_paths(config, home_dirs=["/h"], workspace="/w")
     expected = {f"/h/{s}" for s in secrets.HOME_SECRETS} | {"/w/.env", "/w/vault", "/w/old/key"}
     assert set(paths) == expected
-    import shellgate.executors.bwrap as bwrap
+    from shellgate.executors.bwrap import BwrapExecutor
 
-    assert "secret_paths" in bwrap.BwrapExecutor._masks.__code__.co_names
+    executor = BwrapExecutor(config.model_copy(update={"workspace": tmp_path}))
+    masked = executor._inputs("/usr/bin/bwrap").secrets  # what the survey masks
+    assert masked == tuple(
+        secrets.secret_paths(config, home_dirs=executor.homes, workspace=str(executor.workspace))
+    )
 
 
 def test_shellgate_check_shows_the_layer_and_its_reason(

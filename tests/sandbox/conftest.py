@@ -46,6 +46,11 @@ class Box:
         self.executors.append(ex)
         return ex
 
+    async def close(self) -> None:
+        """Close every executor (placeholders live as long as their executor)."""
+        for ex in self.executors:
+            await ex.aclose()
+
     async def run(self, command: str, **request: Any) -> RunResult:
         if not self.executors:
             await self.executor()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -70,6 +71,9 @@ async def test_existing_protected_paths_stay_unchanged(box: Box, command: str) -
 async def test_missing_protected_paths_cannot_be_created(box: Box, command: str) -> None:
     result = await box.run(command)
     for name in (".git", "HEAD", ".bashrc", ".profile", ".zshenv"):
+        assert_placeholder_or_missing(box.ws / name)
+    await box.close()
+    for name in (".git", "HEAD", ".bashrc", ".profile", ".zshenv"):
         assert not (box.ws / name).exists(), name  # not created, and no placeholder left
     assert result.exit_code != 0
 
@@ -78,6 +82,7 @@ async def test_missing_hooks_in_an_existing_repo_cannot_be_created(box: Box) -> 
     (box.ws / ".git").mkdir()
     (box.ws / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     await box.run("mkdir -p .git/hooks; echo evil > .git/hooks/pre-commit; echo x > .git/config")
+    await box.close()
     assert not (box.ws / ".git" / "hooks").exists()
     assert not (box.ws / ".git" / "config").exists()
     assert (box.ws / ".git" / "HEAD").exists()
@@ -88,6 +93,7 @@ async def test_home_inside_the_workspace_keeps_every_rc_file(box: Box, monkeypat
     await box.run(
         "echo e > ~/.bash_logout; mkdir -p ~/.config/fish && echo e > ~/.config/fish/config.fish"
     )
+    await box.close()
     assert not (box.ws / ".bash_logout").exists()
     assert not (box.ws / ".config" / "fish" / "config.fish").exists()
 
@@ -142,3 +148,13 @@ async def test_file_size_limit_bounds_a_disk_filler(box: Box) -> None:
     result = await box.run("head -c 3000000 /dev/zero > big")
     assert (box.ws / "big").stat().st_size <= 1_000_000
     assert result.exit_code != 0 or result.signal is not None
+
+
+def assert_placeholder_or_missing(path: Path) -> None:
+    """While its executor lives a placeholder stays: an empty file or directory."""
+    if path.is_dir() and not path.is_symlink():
+        assert not any(path.iterdir()), path
+    elif path.exists() or path.is_symlink():
+        assert not path.is_symlink(), path
+        assert path.is_file(), path
+        assert path.stat().st_size == 0, path

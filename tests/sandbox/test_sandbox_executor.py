@@ -7,7 +7,7 @@ import os
 import pytest
 
 from shellgate.errors import ExecutionError, SandboxUnavailable
-from shellgate.executors._bwrap_placeholders import _remove_placeholder
+from shellgate.executors._bwrap_placeholders import remove_placeholder
 from shellgate.executors.base import ExecRequest
 from tests.sandbox.conftest import Box
 
@@ -99,36 +99,41 @@ async def test_self_signal_is_reported_as_a_signal(box: Box) -> None:
     assert (result.signal, result.exit_code) == ("SIGTERM", None)
 
 
-async def test_placeholders_live_while_any_call_runs_and_go_after(box: Box) -> None:
+async def test_placeholders_live_as_long_as_the_executor_and_go_at_close(box: Box) -> None:
     ex = await box.executor()
     task = await ex.start(ExecRequest(command="sleep 30"))
     try:
         result = await box.run("echo e > .bashrc")
         assert result.exit_code != 0
-        assert (box.ws / ".bashrc").exists()  # still mounted in the background task
+        assert (box.ws / ".bashrc").exists()  # made once, kept for the executor's life
         assert (box.ws / ".bashrc").read_text() == ""
     finally:
         task.kill()
         await task.done
-    assert not (box.ws / ".bashrc").exists()
-    assert not (box.ws / ".git").exists()
+    assert (box.ws / ".bashrc").exists()
+    assert (await box.run("echo e > .bashrc; mkdir .git/x")).exit_code != 0  # still guarded
+    await ex.aclose()
+    assert sorted(os.listdir(box.ws)) == []  # nothing left in the workspace at close
 
 
-async def test_no_placeholder_outlives_a_call(box: Box) -> None:
+async def test_calls_make_no_files_after_the_first(box: Box) -> None:
     await box.run("true")
-    assert sorted(os.listdir(box.ws)) == []
+    made = sorted(os.listdir(box.ws))
+    before = {name: os.lstat(box.ws / name).st_ino for name in made}
+    await box.run("true")
+    assert {name: os.lstat(box.ws / name).st_ino for name in made} == before
 
 
 def test_placeholder_removal_never_follows_symlinks(box: Box) -> None:
     target = box.outside / "dir"
     target.mkdir()
     (box.ws / "link").symlink_to(target)
-    _remove_placeholder(str(box.ws), str(box.ws / "link"), "empty")
-    _remove_placeholder(str(box.ws), str(box.ws / "link" / "x"), "null")
+    remove_placeholder(str(box.ws), str(box.ws / "link"), "empty")
+    remove_placeholder(str(box.ws), str(box.ws / "link" / "x"), "null")
     assert target.is_dir()
     assert (box.ws / "link").is_symlink()
     (box.ws / "kept").write_text("content")
-    _remove_placeholder(str(box.ws), str(box.ws / "kept"), "null")
+    remove_placeholder(str(box.ws), str(box.ws / "kept"), "null")
     assert (box.ws / "kept").read_text() == "content"
 
 
@@ -166,7 +171,7 @@ async def test_no_sandbox_process_is_left_unreaped_while_the_gate_runs(box: Box)
     assert wait_until(lambda: not new(), timeout_s=2), new()
 
 
-async def test_the_last_call_out_removes_its_lock_file(box: Box) -> None:
+async def test_the_last_gate_out_removes_its_lock_file(box: Box) -> None:
     from shellgate.executors import _bwrap_placeholders as placeholders
 
     lock = placeholders.hold_shared([str(box.ws)])
@@ -174,12 +179,15 @@ async def test_the_last_call_out_removes_its_lock_file(box: Box) -> None:
     lock.release()
     assert os.path.exists(path)  # the same lock file the calls below use
     ex = await box.executor()
-    task = await ex.start(ExecRequest(command="sleep 30"))
+    other = await box.executor()
     await box.run("true")
-    assert os.path.exists(path)  # the background task still holds it
-    task.kill()
-    await task.done
+    await other.run(ExecRequest(command="true"))
+    await ex.aclose()
+    assert os.path.exists(path)  # the other gate still holds it
+    assert (box.ws / ".bashrc").exists()  # and may mount the first one's placeholders
+    await other.aclose()
     assert not os.path.exists(path)
+    assert sorted(os.listdir(box.ws)) == []
 
 
 def test_a_lock_taken_on_a_file_unlinked_meanwhile_is_retaken_on_the_new_one(

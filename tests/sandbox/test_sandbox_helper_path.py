@@ -6,6 +6,7 @@ and with it the status supervisor. The helper is now bound in at a fixed path.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 from pathlib import Path
@@ -61,3 +62,23 @@ def test_binds_come_after_the_private_tmp() -> None:
     assert argv[bind - 1] == "--ro-bind"
     assert bind > tmpfs
     assert argv[-7:-3] == ["/tmp/.shellgate-sg-exec", "--supervise", "9", "--"]
+
+
+def test_the_helper_is_bound_only_where_the_sandbox_would_not_see_it_as_is() -> None:
+    from shellgate.executors._bwrap_argv import Guard, Mask, Profile
+    from shellgate.executors._bwrap_argv import seen_as_is as _seen_as_is
+
+    ws = "/var/ws"
+    profile = Profile(
+        bwrap="/usr/bin/bwrap",
+        mode="workspace-write",
+        network=False,
+        workspace=ws,
+        guards=(Guard(f"{ws}/.git", "empty", True),),
+        masks=(Mask("/h/.ssh", True),),
+    )
+    assert _seen_as_is("/opt/sg/sg-exec", profile)  # read-only host root: no bind needed
+    assert not _seen_as_is("/tmp/x/sg-exec", profile)  # the private /tmp hides it
+    assert not _seen_as_is(f"{ws}/venv/sg-exec", profile)  # writable: could be replaced
+    assert not _seen_as_is("/h/.ssh/sg-exec", profile)  # masked
+    assert _seen_as_is(f"{ws}/venv/sg-exec", dataclasses.replace(profile, mode="read-only"))

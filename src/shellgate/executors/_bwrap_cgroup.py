@@ -60,8 +60,19 @@ def _read(path: str) -> str:
         return ""
 
 
+_base: list[str | None] = []  # the process's own, looked up once (see join_thread)
+
+
 def find_base() -> str | None:
-    """A writable directory below which per-call pids cgroups can be created."""
+    """A writable directory below which the gate's pids cgroup can be created: the
+    one this process started in (found once, as a thread that joined a gate's
+    cgroup makes ``/proc/self/cgroup`` name that one)."""
+    if not _base:
+        _base.append(_find_base())
+    return _base[0]
+
+
+def _find_base() -> str | None:
     own = _own_paths()
     for mount, fstype, options in _mounts():
         if fstype == "cgroup" and "pids" in options.split(","):
@@ -94,6 +105,78 @@ def create(base: str, name: str, max_pids: int) -> str:
             os.rmdir(path)
         raise
     return os.path.join(path, "cgroup.procs")
+
+
+def join_thread(procs_file: str, tid: int) -> bool:
+    """Move the thread ``tid`` (the one that spawns) into the cgroup (v1 only, where
+    threads of a process may live apart); False where that is not possible.
+
+    Every process that thread forks is then born in the cgroup, and a call's
+    first process need not move itself there: on cgroup v1 each move waits for an
+    RCU grace period (``cgroup_threadgroup_rwsem``), ~10 ms on a loaded 2-core host.
+    """
+    tasks = os.path.join(os.path.dirname(procs_file), "tasks")
+    if not os.path.exists(tasks):
+        return False
+    try:
+        with open(tasks, "w") as fh:
+            fh.write(str(tid))
+    except OSError:
+        return False
+    return thread_in(procs_file, tid)
+
+
+def thread_in(procs_file: str, tid: int) -> bool:
+    """Whether the thread ``tid`` of this process is in the cgroup now."""
+    directory = os.path.dirname(procs_file)
+    name = "/" + os.path.basename(directory)
+    text = _read(f"/proc/self/task/{tid}/cgroup")
+    for line in text.splitlines():
+        _, controllers, path = line.split(":", 2)
+        if "pids" in controllers.split(","):
+            return path.endswith(name) and directory.endswith(path)
+    return False
+
+
+def leave_threads(procs_file: str) -> None:
+    """Move every thread of this process that is in the cgroup back to the process's
+    own: the spawning thread, and any thread it started meanwhile (they are born
+    where it is), so that the cgroup can be removed."""
+    base = find_base()
+    if base is None:
+        return
+    try:
+        tids = [int(t) for t in os.listdir("/proc/self/task")]
+    except OSError:
+        return
+    for tid in tids:
+        if thread_in(procs_file, tid):
+            with contextlib.suppress(OSError), open(os.path.join(base, "tasks"), "w") as fh:
+                fh.write(str(tid))
+
+
+def sweep(directory: str) -> bool:
+    """Remove a dead gate's cgroup: kill what is left in it (its sandboxes'
+    processes: the kernel lists only current members, so no pid is stale), then
+    remove it. ``directory`` must be a ``shellgate-*`` cgroup below our base."""
+    base = find_base()
+    if (
+        base is None
+        or os.path.dirname(directory) != os.path.normpath(base)
+        or not os.path.basename(directory).startswith("shellgate-")
+    ):
+        return True  # not one we could have made: nothing of ours to remove
+    if not os.path.isdir(directory):
+        return True
+    # Killed processes leave the cgroup once reaped, by whoever inherited them
+    # (init may take a second): kill and retry for up to ~3 s.
+    for _ in range(15):
+        for pid in _read(os.path.join(directory, "cgroup.procs")).split():
+            with contextlib.suppress(OSError, ValueError):
+                os.kill(int(pid), 9)
+        if remove(os.path.join(directory, "cgroup.procs")):
+            return True
+    return False
 
 
 def remove(procs_file: str) -> bool:

@@ -16,42 +16,41 @@ Invariants (the ones the base class does not already own):
   Nothing ever falls back to running unconfined.
 * A confined mode never starts a command whose workdir is outside the workspace.
 * The host side never follows a path the sandbox could have planted: placeholders
-  are removed by walking ``O_NOFOLLOW`` directory fds from their writable root, and
-  only while no other sandbox (of any gate process) may still mount them.
-* The filesystem is surveyed per call (what exists now decides ro-bind vs.
-  placeholder), so a ``.git`` created by an earlier call is protected in the next.
+  are made and removed by walking ``O_NOFOLLOW`` directory fds from their writable
+  root, and removed only while no other sandbox (of any gate process) may still
+  mount them. They persist for the executor's life; what a dead gate left is
+  removed by the next one (``_bwrap_state``).
+* The profile is re-checked per call (``_bwrap_survey``: what exists now decides
+  ro-bind vs. placeholder), so a ``.git`` created by an earlier call is protected
+  in the next; it is recomputed only when a watched path changed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import os
 import pwd
 import secrets
 import shutil
-import stat
+import threading
 from collections.abc import Callable, Iterable
 
 from shellgate.config import Config
 from shellgate.errors import ExecutionError, SandboxUnavailable
 from shellgate.executors import _bwrap_cgroup as cgroup
 from shellgate.executors import _bwrap_placeholders as placeholders
+from shellgate.executors import _bwrap_state as state
 from shellgate.executors._bwrap_argv import (
     Guard,
-    Mask,
-    PathKind,
     Profile,
-    Target,
     build_argv,
     inside,
-    linked_git_targets,
-    plan_guards,
-    protected_targets,
+    seen_as_is,
     workdir_allowed,
 )
+from shellgate.executors._bwrap_survey import Inputs, Survey
 from shellgate.executors._output import SpillStore
 from shellgate.executors._process import reap_orphan, signal_name
 from shellgate.executors._seccomp import SeccompError, build_filter, filter_fd
@@ -73,45 +72,14 @@ _log = logging.getLogger("shellgate.executors")
 HELPER_INSIDE = "/tmp/.shellgate-sg-exec"  # noqa: S108 - inside the sandbox's own tmpfs
 
 
-def _kind_of(path: str) -> PathKind:
-    """What is at ``path`` without following a final symlink."""
-    try:
-        st = os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return "missing"
-    return "dir" if stat.S_ISDIR(st.st_mode) else "file"
-
-
-def _canonical(target: Target) -> str:
-    """A target's physical path; a ``bare`` marker keeps its own name (``<root>/HEAD``
-    names the root it guards even when ``HEAD`` is a symlink)."""
-    if target.kind == "bare":
-        head, name = os.path.split(target.path)
-        return os.path.join(os.path.realpath(head), name)
-    return os.path.realpath(target.path)
-
-
-def _read_small(path: str) -> str | None:
-    """The first 4 KiB of a regular file (``None``: missing, a symlink, or not regular)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, 4096).decode("utf-8", "replace")
-    finally:
-        os.close(fd)
-
-
 def _gate_cgroup(max_pids: int) -> str | None:
     """The ``cgroup.procs`` of this gate's pids cgroup; a warning when there is none.
 
-    One cgroup per gate, not per call: joining a freshly made v1 cgroup costs
-    ~10 ms per call (measured), joining an existing one ~0.3 ms. So ``pids.max``
-    bounds all of the gate's sandboxed processes together, much as
-    ``RLIMIT_NPROC`` bounds all processes of a uid.
+    One cgroup per gate, not per call, and calls are born in it rather than moved
+    there (see ``cgroup.join_thread``): on v1 every move waits for an RCU grace
+    period, ~10 ms a call on a loaded host. So ``pids.max`` bounds all of the
+    gate's sandboxed processes together, much as ``RLIMIT_NPROC`` bounds all
+    processes of a uid.
     """
     found = cgroup.find_base()
     if found is None:
@@ -147,12 +115,19 @@ class BwrapExecutor(Executor):
         self._bwrap: str | None = None
         self._program: bytes | None = None  # the compiled seccomp filter
         self._cgroup_procs: str | None = None  # the gate's pids cgroup (root gates only)
+        self._cgroup_tid: int | None = None  # the spawning thread, moved into that cgroup
+        self._survey: Survey | None = None
+        self._record: state.GateRecord | None = None
+        self._held = placeholders.hold_shared([])  # every writable root, for our life
 
     # -- start-up ----------------------------------------------------------------
 
     async def _probe(self) -> None:
         sandbox = self.config.sandbox
         self._bwrap = self._find_bwrap(sandbox.bwrap_path)
+        await asyncio.to_thread(state.sweep)  # what dead gates left, before we hold anything
+        self._record = state.GateRecord.create(spill=str(self.spill.path))
+        self._survey = Survey(self._inputs(self._bwrap), self._recorded)
         if sandbox.seccomp:
             try:
                 self._program = build_filter()
@@ -165,6 +140,13 @@ class BwrapExecutor(Executor):
         if os.geteuid() == 0:
             limit = self.config.executor.limits.processes
             self._cgroup_procs = await asyncio.to_thread(_gate_cgroup, limit)
+            if self._cgroup_procs is not None:
+                self._record.cgroup = os.path.dirname(self._cgroup_procs)
+                self._record.save()
+                # Children of this (the spawning) thread are born in the cgroup.
+                tid = threading.get_native_id()
+                if cgroup.join_thread(self._cgroup_procs, tid):
+                    self._cgroup_tid = tid
         spec = self.resolve(ExecRequest(command="true"))
         plan = self._spawn_plan(spec)
         try:
@@ -185,55 +167,68 @@ class BwrapExecutor(Executor):
     async def aclose(self) -> None:
         await super().aclose()
         if self._cgroup_procs is not None:
-            await asyncio.to_thread(cgroup.remove, self._cgroup_procs)
+            if self._cgroup_tid is not None:
+                cgroup.leave_threads(self._cgroup_procs)
+            if await asyncio.to_thread(cgroup.remove, self._cgroup_procs):
+                if self._record is not None:
+                    self._record.cgroup = None
+            else:  # left on record: the next gate's sweep removes it
+                _log.warning("cannot remove the pids cgroup %s (still busy)", self._cgroup_procs)
+        await asyncio.to_thread(self._release_placeholders)
+
+    def _release_placeholders(self) -> None:
+        state.release(self._record, self._held)
+        self._record = None
+
+    def _inputs(self, bwrap: str) -> Inputs:
+        sandbox = self.config.sandbox
+        ws = str(self.workspace)
+        return Inputs(
+            bwrap=bwrap,
+            network=sandbox.network,
+            workspace=ws,
+            writable_roots=tuple(str(r) for r in sandbox.writable_roots),
+            homes=tuple(self.homes),
+            # The one secret list (shellgate.policy.secrets), which also asks on reads.
+            secrets=tuple(secret_paths(self.config, home_dirs=self.homes, workspace=ws)),
+            gate_paths=tuple(self._gate_paths()),
+            records=state.gates_dir(),
+        )
+
+    def _recorded(self) -> list[state.Placeholder]:
+        return state.recorded_placeholders(state.gates_dir())
 
     # -- one call ------------------------------------------------------------------
 
     def profile(self, mode: SandboxMode) -> Profile:
         """The mounts for ``mode`` as the file system stands now."""
-        sandbox = self.config.sandbox
-        if self._bwrap is None:
+        return self._profile(mode)[0]
+
+    def _profile(self, mode: SandboxMode) -> tuple[Profile, frozenset[str]]:
+        if self._bwrap is None or self._survey is None:
             raise SandboxUnavailable("the sandbox was not probed")
-        roots = tuple(
-            dict.fromkeys(os.path.realpath(r) for r in sandbox.writable_roots if os.path.isdir(r))
-        )
-        base = Profile(
-            bwrap=self._bwrap,
-            mode=mode,
-            network=sandbox.network,
-            workspace=str(self.workspace),
-            writable_roots=roots,
-            masks=tuple(self._masks()),
-        )
-        if mode != "workspace-write":
-            return base
-        targets: list[Target] = []
-        for home in self.homes:
-            targets += protected_targets(base.roots, home, self._gate_paths())
-        for root in base.roots:
-            targets += linked_git_targets(root, _read_small)
-        canonical = [Target(_canonical(t), t.kind) for t in targets]
-        guards = plan_guards(base.roots, canonical, _kind_of)
-        return dataclasses.replace(base, guards=guards)
+        return self._survey.profile(mode)
 
     def _spawn_plan(self, spec: ExecSpec) -> SpawnPlan:
-        profile = self.profile(spec.sandbox_mode)
+        profile, existing = self._profile(spec.sandbox_mode)
         cwd = str(spec.cwd)
         if not workdir_allowed(profile, cwd):
             raise ExecutionError(
                 f"working directory is outside the workspace: {cwd} (under {spec.sandbox_mode} "
                 f"mode commands run only inside {profile.workspace})"
             )
-        keep = {os.path.realpath(p) for p in self._gate_paths()}
-        transient = [g for g in profile.guards if g.placeholder and g.path not in keep]
-        by_root = _by_root(transient, profile.roots)
+        if any(root not in self._held.fds for root in profile.roots):
+            for root in profile.roots:
+                self._held.add(root)  # a sandbox mounts guards here: hold it while we live
+            # Surveyed again now that no sweep of a dead gate's placeholders can
+            # run under these roots (it needs their lock exclusively).
+            profile, existing = self._profile(spec.sandbox_mode)
+        missing = [g for g in profile.guards if g.placeholder and g.path not in existing]
+        if missing:
+            self._make_placeholders(missing, profile.roots)
         with contextlib.ExitStack() as stack:
             # Every resource is paired with its release at once; on success the
             # stack moves into the plan's cleanup, which runs after the exit.
-            held = placeholders.hold_shared(sorted(by_root))
-            stack.callback(held.remove_if_last)
-            for root, guards in by_root.items():
-                placeholders.register(root, guards)  # under the shared lock: kept until we exit
             fd: int | None = None
             if self._program is not None:
                 fd = filter_fd(self._program)
@@ -252,8 +247,8 @@ class BwrapExecutor(Executor):
                 # A supervisor inside reports the command's real wait status.
                 status_r, status_w = os.pipe2(os.O_CLOEXEC)
                 stack.callback(_close_quietly, status_r)
-                inside = self.hardening.helper
-                if profile.mode != "full-access":
+                inside = os.path.realpath(self.hardening.helper)
+                if not seen_as_is(inside, profile):
                     inside = HELPER_INSIDE  # on the private /tmp: visible wherever we live
                     binds.append((self.hardening.helper, inside))
                 runner = [inside, "--supervise", str(status_w), "--"]
@@ -264,7 +259,7 @@ class BwrapExecutor(Executor):
             # inside before the command runs.
             argv = [
                 *self.hardening.prefix(
-                    spec.limits, drop_caps=False, cgroup_procs=self._cgroup_procs
+                    spec.limits, drop_caps=False, cgroup_procs=self._cgroup_to_join()
                 ),
                 *build_argv(
                     profile,
@@ -288,16 +283,30 @@ class BwrapExecutor(Executor):
             close_after_spawn=after_spawn,
         )
 
-    def _masks(self) -> Iterable[Mask]:
-        seen: set[str] = set()
-        # The one secret list (shellgate.policy.secrets), which also asks on reads.
-        paths = secret_paths(self.config, home_dirs=self.homes, workspace=str(self.workspace))
-        for path in paths:
-            real = os.path.realpath(path)
-            if real in seen or not os.path.lexists(real):
-                continue
-            seen.add(real)
-            yield Mask(real, os.path.isdir(real))
+    def _cgroup_to_join(self) -> str | None:
+        """The cgroup a call's first process must join itself: none when it is
+        born there (spawned by the thread we moved in; checked per call)."""
+        procs, tid = self._cgroup_procs, self._cgroup_tid
+        if procs is None:
+            return None
+        if tid is not None and tid == threading.get_native_id() and cgroup.thread_in(procs, tid):
+            return None
+        return procs
+
+    def _make_placeholders(self, guards: list[Guard], roots: tuple[str, ...]) -> None:
+        """Make the missing placeholders on the host and put them on record first
+        thing after, so they outlive no gate (see ``_bwrap_state``)."""
+        record = self._record
+        assert record is not None
+        for root, items in _by_root(guards, roots).items():
+            self._held.add(root)  # before anything exists that a sweeper could take
+            for guard in items:
+                made = placeholders.make(root, guard.path, guard.how)
+                if made is not None:
+                    record.placeholders[guard.path] = state.Placeholder(
+                        root, guard.path, guard.how, *made
+                    )
+        record.save()
 
     def _gate_paths(self) -> list[str]:
         """The gate's own files: config, policy sets, audit log, configured protected paths."""
