@@ -69,6 +69,7 @@ def test_public_names_match_all() -> None:
         "cli",
         "demo",
         "mcp_server",
+        "mcp_wire",
     }
     public = {n for n in dir(shellgate) if not n.startswith("_")} - modules
     assert public == set(shellgate.__all__) - {"__version__"}

@@ -56,6 +56,12 @@ def checkout(tmp_path: Path) -> Path:
     return repo
 
 
+def _outside_make(env: dict[str, str]) -> dict[str, str]:
+    """The environment without make's own variables: under ``make test`` the stub
+    Makefile would run as a sub-make and print its directory changes."""
+    return {k: v for k, v in env.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+
+
 def untracked(repo: Path) -> list[str]:
     status = subprocess.run(
         ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=all"],
@@ -120,7 +126,7 @@ def test_the_header_run_command_works_as_written_and_leaves_nothing_untracked(
 ) -> None:
     for argv in header_commands("shellgate run"):
         done = subprocess.run(
-            cli_argv(argv), cwd=checkout, env=env_with_src(), capture_output=True,
+            cli_argv(argv), cwd=checkout, env=_outside_make(env_with_src()), capture_output=True,
             text=True, timeout=120, check=False,
         )
         assert done.returncode == 0, done.stdout + done.stderr
@@ -133,7 +139,7 @@ def test_the_header_run_command_works_as_written_and_leaves_nothing_untracked(
 async def test_the_header_mcp_command_serves_the_checkout(checkout: Path) -> None:
     (argv,) = header_commands("shellgate mcp")
     command, *args = cli_argv(argv)
-    params = StdioServerParameters(command=command, args=args, env=env_with_src(), cwd=checkout)
+    params = StdioServerParameters(command=command, args=args, env=_outside_make(env_with_src()), cwd=checkout)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         built = await session.call_tool("bash", {"command": "make test", "description": "ci"})

@@ -181,7 +181,7 @@ def test_register_refuses_a_misdeclared_hook_and_leaves_nothing_behind(
     with pytest.raises(PluginError, match=rf"plugin 'mine' cannot be registered: {needle}"):
         d.register(cls(), name="mine")
     assert d.pm.list_name_plugin() == before
-    assert d.layer_names == ["command-analysis", "protected-paths", "casbin"]
+    assert d.layer_names == ["command-analysis", "protected-paths", "protected-reads", "casbin"]
 
 
 def test_register_names_the_plugin_for_a_misspelled_hook(installed: Path) -> None:
