@@ -165,12 +165,7 @@ class AuditLog:
           main loop checks).
         """
         with self._lock:
-            if self._closed:
-                raise AuditError(f"{self.path}: audit log is closed")
-            if self._failed is not None:
-                raise AuditError(
-                    f"{self.path}: audit log unusable after a failed write ({self._failed})"
-                )
+            self._check_usable()
             if self.path is None:
                 return
             self._catch_up()
@@ -204,6 +199,15 @@ class AuditLog:
         except OSError as exc:
             raise AuditError(f"{self.path}: cannot read audit log: {exc.strerror}") from exc
 
+    def _check_usable(self) -> None:
+        """Raise unless appends may go on (call with the lock held)."""
+        if self._closed:
+            raise AuditError(f"{self.path}: audit log is closed")
+        if self._failed is not None:
+            raise AuditError(
+                f"{self.path}: audit log unusable after a failed write ({self._failed})"
+            )
+
     def append(self, record: Mapping[str, object]) -> str:
         """Write ``record`` as the next line of the chain and return its hash.
 
@@ -225,12 +229,7 @@ class AuditLog:
         body = plain(record)
         assert isinstance(body, dict)  # a Mapping stays a dict under plain()
         with self._lock:
-            if self._closed:
-                raise AuditError(f"{self.path}: audit log is closed")
-            if self._failed is not None:
-                raise AuditError(
-                    f"{self.path}: audit log unusable after a failed write ({self._failed})"
-                )
+            self._check_usable()
             if self._fd is None:
                 return self._chain(body)[1]  # disabled file: the chain lives in memory
             fd = self._fd
