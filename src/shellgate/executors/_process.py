@@ -39,6 +39,7 @@ from shellgate.executors._procfs import (
     carries,
     children,
     descendants,
+    ending,
     group_alive,
     has_children,
     signal_pid,
@@ -75,6 +76,62 @@ async def reap_orphan(pid: int | None, timeout_s: float) -> None:
             deadline = math.inf
         await asyncio.sleep(pause)
         pause = min(pause * 2, _POLL_S)
+
+
+class Reaper:
+    """Reaps the exiting first processes of ended sandboxes off the call's path.
+
+    A sandbox's PID-namespace init takes a millisecond or more to tear its
+    namespaces down after its command ended; nothing of the call can run any
+    more, so the call returns at once and the init is reaped when its pidfd says
+    it is a zombie. :meth:`aclose` (the executor's close) waits for the rest.
+    """
+
+    def __init__(self) -> None:
+        self._pending: dict[int, int] = {}  # pid -> its pidfd, watched on the loop
+        self._slow: set[asyncio.Task[None]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def add(self, pid: int, timeout_s: float) -> None:
+        """Reap ``pid`` (a child of the gate, exiting) now if it is a zombie, else later."""
+        if self._reap(pid):
+            return
+        self._loop = asyncio.get_running_loop()
+        try:
+            fd = os.pidfd_open(pid)
+        except OSError:  # gone meanwhile (reaped behind our back): nothing to wait for
+            self._reap(pid)
+            return
+        self._pending[pid] = fd
+        self._loop.add_reader(fd, self._exited, pid, timeout_s)
+
+    def _exited(self, pid: int, timeout_s: float) -> None:
+        fd = self._pending.pop(pid)
+        assert self._loop is not None
+        self._loop.remove_reader(fd)
+        os.close(fd)
+        if not self._reap(pid):  # said to have exited, not yet collectable: poll
+            task = asyncio.ensure_future(reap_orphan(pid, timeout_s))
+            self._slow.add(task)
+            task.add_done_callback(self._slow.discard)
+
+    @staticmethod
+    def _reap(pid: int) -> bool:
+        try:
+            got, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return True
+        return got != 0
+
+    async def aclose(self, timeout_s: float) -> None:
+        """Reap every pending one, SIGKILLing what is still not a zombie after ``timeout_s``."""
+        pending, self._pending = self._pending, {}
+        for fd in pending.values():
+            if self._loop is not None:
+                self._loop.remove_reader(fd)
+            os.close(fd)
+        waits = [reap_orphan(pid, timeout_s) for pid in pending]
+        await asyncio.gather(*waits, *self._slow)
 
 
 @dataclass
@@ -167,6 +224,20 @@ class Proc:
         if fields is not None and fields[1] in (os.getpid(), self.pid):
             self.escapees.add(pid)
             self.adopted = pid
+
+    def namespace_ended(self) -> bool:
+        """For a runner that keeps every other process of the call in a PID
+        namespace (``SpawnPlan.pid_namespace``): whether the leader is reaped and
+        that namespace's init (adopted) is a zombie or exiting.
+
+        Then nothing of the call runs or can start any more: the init's exit
+        SIGKILLs every process left in its namespace (and becomes a zombie only
+        once they are gone), and no process leaves a PID namespace. So no /proc
+        scan is needed; the init is reaped by the executor's :class:`Reaper`.
+        """
+        if self.adopted is None or self.child.returncode is None:
+            return False
+        return ending(self.adopted, os.getpid())
 
     def _find_escapees(self, gate_children: list[int]) -> set[int]:
         """Live processes of this call outside its group.
