@@ -12,8 +12,8 @@ import os
 import subprocess
 import time
 
-from shellgate.executors._process import Reaper
 from shellgate.executors._procfs import ending
+from shellgate.executors._reaper import Reaper
 from tests.conftest import wait_until
 
 

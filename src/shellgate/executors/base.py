@@ -26,7 +26,8 @@ from shellgate.errors import ExecutionError, SandboxUnavailable, ToolInputError
 from shellgate.executors._env import build_env
 from shellgate.executors._hardening import Hardening, ensure_subreaper
 from shellgate.executors._output import SpillStore, StreamBuffer
-from shellgate.executors._process import Proc, Reaper, reap_orphan, signal_name
+from shellgate.executors._process import Proc, signal_name
+from shellgate.executors._reaper import Reaper, reap_orphan
 from shellgate.executors.requests import (
     ExecRequest,
     ExecSpec,
