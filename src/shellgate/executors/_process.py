@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import os
 import signal
 from collections.abc import Sequence
@@ -39,42 +38,18 @@ from shellgate.executors._procfs import (
     carries,
     children,
     descendants,
+    ending,
     group_alive,
     has_children,
     signal_pid,
     stat_fields,
 )
+from shellgate.executors._reaper import reap_orphan
 from shellgate.executors._spawn import Child, Watch, spawn_child
 
 _POLL_S = 0.01  # tree-exit watcher interval, at most
 
-
-async def reap_orphan(pid: int | None, timeout_s: float) -> None:
-    """Reap ``pid``, an orphan reparented to the gate, killing it after ``timeout_s``.
-
-    Only acts while ``pid`` is a child of this process (so never on a stranger);
-    it stays one until reaped, which is what makes the kill safe.
-    """
-    if pid is None:
-        return
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    pause = 0.001
-    while True:
-        fields = stat_fields(pid)
-        if fields is None or fields[1] != os.getpid():
-            return
-        if fields[0] == "Z":
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, os.WNOHANG)
-            return
-        if loop.time() >= deadline:
-            # Still our child, so still this process: SIGKILL, then poll until it
-            # is collectable (never a blocking wait on the event loop).
-            signal_pid(pid, signal.SIGKILL)
-            deadline = math.inf
-        await asyncio.sleep(pause)
-        pause = min(pause * 2, _POLL_S)
+__all__ = ["Proc", "reap_orphan", "signal_name"]  # reap_orphan: re-exported
 
 
 @dataclass
@@ -167,6 +142,20 @@ class Proc:
         if fields is not None and fields[1] in (os.getpid(), self.pid):
             self.escapees.add(pid)
             self.adopted = pid
+
+    def namespace_ended(self) -> bool:
+        """For a runner that keeps every other process of the call in a PID
+        namespace (``SpawnPlan.pid_namespace``): whether the leader is reaped and
+        that namespace's init (adopted) is a zombie or exiting.
+
+        Then nothing of the call runs or can start any more: the init's exit
+        SIGKILLs every process left in its namespace (and becomes a zombie only
+        once they are gone), and no process leaves a PID namespace. So no /proc
+        scan is needed; the init is reaped by the executor's :class:`Reaper`.
+        """
+        if self.adopted is None or self.child.returncode is None:
+            return False
+        return ending(self.adopted, os.getpid())
 
     def _find_escapees(self, gate_children: list[int]) -> set[int]:
         """Live processes of this call outside its group.

@@ -10,6 +10,7 @@ import contextlib
 import os
 
 _WALL = 0x40000000  # __WALL: every child, whatever signal it reports its exit with
+_PF_EXITING = 0x4  # task flag: in do_exit, past the last instruction of its own
 
 
 def read_proc(path: str) -> bytes | None:
@@ -27,6 +28,22 @@ def stat_fields(pid: int) -> tuple[str, int, int] | None:
         return None
     rest = raw[raw.rfind(b")") + 2 :].split()
     return rest[0].decode(), int(rest[1]), int(rest[2])
+
+
+def ending(pid: int, parent: int) -> bool:
+    """Whether ``pid``, a child of ``parent``, is a zombie or already exiting.
+
+    An exiting task (``PF_EXITING``, set as ``do_exit`` begins) runs no more code
+    of its own: whatever it was, it is now only the kernel's cleanup. False when
+    it is gone, belongs to another parent, or still runs.
+    """
+    raw = read_proc(f"/proc/{pid}/stat")
+    if raw is None:
+        return False
+    rest = raw[raw.rfind(b")") + 2 :].split()
+    if int(rest[1]) != parent:
+        return False
+    return rest[0] == b"Z" or bool(int(rest[6]) & _PF_EXITING)
 
 
 def children(pid: int) -> list[int]:

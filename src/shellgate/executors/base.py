@@ -26,7 +26,8 @@ from shellgate.errors import ExecutionError, SandboxUnavailable, ToolInputError
 from shellgate.executors._env import build_env
 from shellgate.executors._hardening import Hardening, ensure_subreaper
 from shellgate.executors._output import SpillStore, StreamBuffer
-from shellgate.executors._process import Proc, reap_orphan, signal_name
+from shellgate.executors._process import Proc, signal_name
+from shellgate.executors._reaper import Reaper, reap_orphan
 from shellgate.executors.requests import (
     ExecRequest,
     ExecSpec,
@@ -61,6 +62,7 @@ class Executor(ABC):
         self._opened = False
         # Each running command's supervisor and the future that asks it to stop.
         self._live: dict[asyncio.Task[RunResult], asyncio.Future[None]] = {}
+        self._reaper = Reaper()  # exiting sandbox inits of ended calls
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -92,6 +94,7 @@ class Executor(ABC):
                 kill.set_result(None)
         if live:
             await asyncio.gather(*live, return_exceptions=True)
+        await self._reaper.aclose(proc_grace(self.config.executor.grace_ms))
         if self._owns_spill:
             self.spill.close()
 
@@ -218,6 +221,7 @@ class Executor(ABC):
         grace_s = spec.grace_ms / 1000
         started = time.monotonic()
         timed_out = False
+        ended = False  # a PID namespace's init exiting: nothing of the call is left
         try:
             timeout_s = spec.timeout_ms / 1000 if spec.timeout_ms is not None else None
             # One deadline: a foreground call ends by timeout + grace, a stopped
@@ -232,9 +236,11 @@ class Executor(ABC):
                 await proc.stop(grace_s)
                 await proc.wait_leader()
             proc.adopt(sandbox_child(plan.info_fd))
-            await proc.track()
+            ended = plan.pid_namespace and proc.namespace_ended()
+            if not ended:
+                await proc.track()
             await proc.drain(budget.within(grace_s))
-            if proc.leftovers():
+            if not ended and proc.leftovers():
                 await proc.stop(budget.within(grace_s))
                 await proc.drain(budget.within(grace_s))
         except asyncio.CancelledError:  # the loop itself is going away
@@ -245,7 +251,9 @@ class Executor(ABC):
             await proc.close_pumps()
             if proc.adopted is None:  # ended before bwrap's pid was read
                 proc.adopt(sandbox_child(plan.info_fd))
-            if proc.adopted in proc.escapees:  # not reaped yet (else its pid may be reused)
+            if ended and proc.adopted is not None:
+                self._reaper.add(proc.adopted, grace_s)
+            elif proc.adopted in proc.escapees:  # not reaped yet (else its pid may be reused)
                 await reap_orphan(proc.adopted, grace_s)
             reported = _read_status(plan.status_fd)
             if plan.cleanup is not None:

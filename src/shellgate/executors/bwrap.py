@@ -281,6 +281,7 @@ class BwrapExecutor(Executor):
             status_fd=status_r,
             info_fd=info_r,
             close_after_spawn=after_spawn,
+            pid_namespace=True,  # --unshare-pid: always in the profile (mandated)
         )
 
     def _cgroup_to_join(self) -> str | None:

@@ -61,7 +61,10 @@ class SpawnPlan:
     ``cleanup``. ``close_after_spawn`` are the gate's copies of fds passed down.
     ``info_fd`` is the read end of bwrap's ``--info-fd``, which names the
     sandbox's first process; bwrap exits before it, so it is reparented to the
-    gate, and the executor stops and reaps it with the call.
+    gate, and the executor stops and reaps it with the call. ``pid_namespace``:
+    that first process is the init of a PID namespace holding every process of
+    the call but the leader, so once the leader is reaped and the init exits the
+    call is over without a look at /proc (see ``Proc.namespace_ended``).
     ``enters_workdir``: the argv itself enters the working directory and closes
     every inherited descriptor (``sg-exec --chdir --close-fds``), so the executor
     may spawn with ``posix_spawn``, which has neither a cwd nor close_fds.
@@ -79,6 +82,7 @@ class SpawnPlan:
     info_fd: int | None = None
     close_after_spawn: tuple[int, ...] = ()
     supervised: bool = False
+    pid_namespace: bool = False
 
 
 TaskStatus = Literal["running", "completed", "killed"]
