@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +22,13 @@ def computed(ex: object) -> int:
     return ex._survey.computed
 
 
-async def test_an_unchanged_file_system_reuses_the_profile(box: Box) -> None:
+async def test_an_unchanged_file_system_reuses_the_profile(
+    box: Box, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The profile also watches the gate-records directory, which every gate on the
+    # machine shares: a private one keeps other gates (a parallel test run) from
+    # recounting it under this test.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     ex = await box.executor()
     await ex.run(ExecRequest(command="true"))  # makes the placeholders: one recount
     before = computed(ex)
