@@ -272,8 +272,10 @@ def _unknown_key_hint(loc: tuple[str, ...], env_name: str | None) -> str | None:
     near = difflib.get_close_matches(loc[-1], known, n=1)
     if near:
         fixed = (*loc[:-1], near[0])
-        if env_name is not None:
-            return f"did you mean {ENV_PREFIX}{'__'.join(fixed).upper()}?"
+        if env_name is not None:  # the whole variable, keys below the typo included
+            parts = env_name[len(ENV_PREFIX) :].split("__")
+            whole = (*fixed, *parts[len(fixed) :])
+            return f"did you mean {ENV_PREFIX}{'__'.join(whole).upper()}?"
         return f"did you mean '{'.'.join(fixed)}'?"
     if not loc[:-1]:
         return f"the sections are: {', '.join(known)}"
@@ -290,15 +292,20 @@ def _describe(
     for length in range(len(loc), 0, -1):
         if loc[:length] in env_names:
             env_name = env_names[loc[:length]]
-            source = f"environment variable {env_name}"
             break
+    else:  # an unknown section: the variable's name goes on below the key at fault
+        env_name = next((n for p, n in env_names.items() if loc and p[: len(loc)] == loc), None)
+    if env_name is not None:
+        source = f"environment variable {env_name}"
     if first["type"] == "extra_forbidden":
         return ConfigError(
             f"{source}: unknown key '{where}'", hint=_unknown_key_hint(loc, env_name)
         )
     value = first.get("input")
     shown = f" (got {value!r})" if not isinstance(value, dict) else ""
-    return ConfigError(f"{source}: invalid value for '{where}': {first['msg']}{shown}")
+    # pydantic prefixes a validator's own message with "Value error, ": not for people.
+    msg = first["msg"].removeprefix("Value error, ")
+    return ConfigError(f"{source}: invalid value for '{where}': {msg}{shown}")
 
 
 def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) -> Config:

@@ -297,3 +297,24 @@ def test_an_environment_typo_suggests_the_variable(monkeypatch: pytest.MonkeyPat
     with pytest.raises(ConfigError) as info:
         load_config(None)
     assert info.value.hint == "did you mean SHELLGATE_POLICY__DEFAULT?"
+
+
+def test_an_environment_typo_in_the_section_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SHELLGATE_EXECUTR__TIMEOUT_MS", "5000")
+    with pytest.raises(ConfigError) as info:
+        load_config(None)
+    assert str(info.value).startswith(
+        "environment variable SHELLGATE_EXECUTR__TIMEOUT_MS: unknown key 'executr'"
+    )
+    assert info.value.hint == "did you mean SHELLGATE_EXECUTOR__TIMEOUT_MS?"
+
+
+def test_a_validator_message_is_not_prefixed_by_pydantic(tmp_path: Path) -> None:
+    path = tmp_path / "shellgate.toml"
+    path.write_text('[policy]\ndefault = "allow"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert "invalid value for 'policy.default': the closing default" in str(info.value)
+    assert "Value error" not in str(info.value)
