@@ -405,3 +405,16 @@ def _own_children() -> set[int]:
         raw = Path(f"/proc/self/task/{tid}/children").read_text()
         kids.update(int(pid) for pid in raw.split())
     return kids
+
+
+@pytest.mark.parametrize("workdir", ["a\x00b", "x" * 5000, "/" + "y" * 300 + "/z"])
+async def test_an_unusable_workdir_is_a_tool_error_not_a_crash(
+    tmp_path: Path, workdir: str
+) -> None:
+    # A NUL byte (ValueError) or a name too long (OSError) in the model's workdir
+    # must come back as a tool error the model reads, never escape Gate.call.
+    cfg = make_config(tmp_path)
+    async with Gate(cfg, approver=AllowApprover()) as gate:
+        result = await bash(gate, "pwd", workdir=workdir)
+    assert result.is_error
+    assert result.text.startswith(("Error: invalid working directory", "Error: working directory"))
