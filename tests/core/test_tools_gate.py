@@ -418,3 +418,30 @@ async def test_an_unusable_workdir_is_a_tool_error_not_a_crash(
         result = await bash(gate, "pwd", workdir=workdir)
     assert result.is_error
     assert result.text.startswith(("Error: invalid working directory", "Error: working directory"))
+
+
+async def test_a_call_refused_before_any_decision_is_still_audited(tmp_path: Path) -> None:
+    # Bad bash arguments, a bad workdir and an unknown tool never reach a decision,
+    # but "every call is on the record": each gets an `invalid` record.
+    import json
+
+    from shellgate.audit import verify
+
+    cfg = make_config(tmp_path)
+    async with Gate(cfg, approver=AllowApprover()) as gate:
+        missing = await gate.call("bash", {"command": "echo hi"})
+        nowhere = await bash(gate, "echo hi", workdir="no\udcffwhere")
+        unknown = await gate.call("bash\udcff", {"env": {"X": "1"}})
+    assert [r.is_error for r in (missing, nowhere, unknown)] == [True, True, True]
+    path = tmp_path / "audit.jsonl"
+    assert verify(path).ok
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(r["type"], r["tool"]) for r in records] == [
+        ("invalid", "bash"), ("invalid", "bash"), ("invalid", "bash\\udcff"),
+    ]
+    assert records[0]["command"] == "echo hi"
+    assert records[0]["error"] == missing.text.removeprefix("Error: ")
+    assert records[1]["workdir"] == "no\\udcffwhere"
+    assert "/workdir" in records[1]["escaped"]
+    assert records[2]["error"].startswith("unknown tool")
+    assert "env" not in records[2]  # arguments are not copied wholesale
