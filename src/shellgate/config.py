@@ -234,6 +234,22 @@ def _rebased(value: object, base: Path, kind: str, where: str, source: str) -> o
     return str(path if path.is_absolute() else base / path)
 
 
+def _refuse_empty_paths(overlay: dict[str, Any], names: dict[tuple[str, ...], str]) -> None:
+    """An empty path from a variable is an error, as in the file: ``Path("")`` is
+    the current directory (``SHELLGATE_SANDBOX__WRITABLE_ROOTS='[""]'`` made it
+    writable; an empty ``SHELLGATE_EXECUTOR__WORKSPACE`` made it the workspace)."""
+    for (section, key), _kind in PATH_KEYS.items():
+        table = overlay.get(section)
+        if not isinstance(table, dict) or key not in table or (section, key) == ("audit", "path"):
+            continue
+        value = table[key]
+        if "" in (value if isinstance(value, list) else [value]):
+            raise ConfigError(
+                f"environment variable {names[(section, key)]}: "
+                f"invalid value for '{section}.{key}': empty path"
+            )
+
+
 def _rebase(data: dict[str, Any], base: Path, source: str) -> dict[str, Any]:
     """Read every relative path of the file (:data:`PATH_KEYS`) against ``base``."""
     for (section, key), kind in PATH_KEYS.items():
@@ -305,7 +321,12 @@ def _describe(
     shown = f" (got {value!r})" if not isinstance(value, dict) else ""
     # pydantic prefixes a validator's own message with "Value error, ": not for people.
     msg = first["msg"].removeprefix("Value error, ")
-    return ConfigError(f"{source}: invalid value for '{where}': {msg}{shown}")
+    hint = None
+    if first["type"] in ("tuple_type", "list_type"):
+        msg = "expected a list"  # not "a valid tuple": no Python type names
+        if env_name is not None:
+            hint = f"""a list in a variable is JSON: {env_name}='["{value}"]'"""
+    return ConfigError(f"{source}: invalid value for '{where}': {msg}{shown}", hint=hint)
 
 
 def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) -> Config:
@@ -340,6 +361,7 @@ def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) ->
     overlay, env_names = _env_overlay(os.environ)
     if "config_file" in overlay:
         raise ConfigError(f"environment variable {env_names[('config_file',)]}: unknown key")
+    _refuse_empty_paths(overlay, env_names)
     data = _merge(data, overlay)
     try:
         return Config(**data)
