@@ -445,3 +445,16 @@ async def test_a_call_refused_before_any_decision_is_still_audited(tmp_path: Pat
     assert "/workdir" in records[1]["escaped"]
     assert records[2]["error"].startswith("unknown tool")
     assert "env" not in records[2]  # arguments are not copied wholesale
+
+
+async def test_a_huge_task_id_or_tool_name_is_not_echoed_back_whole(tmp_path: Path) -> None:
+    cfg = make_config(tmp_path)
+    async with Gate(cfg, approver=AllowApprover()) as gate:
+        output = await gate.call("bash_output", {"task_id": "x" * 5_000_000})
+        tool = await gate.call("y" * 5_000_000, {})
+    assert output.is_error
+    assert tool.is_error
+    assert output.text.startswith('Error: invalid task_id: expected a task id like bash-1, got "xxx')
+    assert len(output.text) < 200
+    assert tool.text.startswith("Error: unknown tool 'yyy")
+    assert len(tool.text) < 200
