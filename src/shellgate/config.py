@@ -234,6 +234,22 @@ def _rebased(value: object, base: Path, kind: str, where: str, source: str) -> o
     return str(path if path.is_absolute() else base / path)
 
 
+def _refuse_empty_paths(overlay: dict[str, Any], names: dict[tuple[str, ...], str]) -> None:
+    """An empty path from a variable is an error, as in the file: ``Path("")`` is
+    the current directory (``SHELLGATE_SANDBOX__WRITABLE_ROOTS='[""]'`` made it
+    writable; an empty ``SHELLGATE_EXECUTOR__WORKSPACE`` made it the workspace)."""
+    for (section, key), _kind in PATH_KEYS.items():
+        table = overlay.get(section)
+        if not isinstance(table, dict) or key not in table or (section, key) == ("audit", "path"):
+            continue
+        value = table[key]
+        if "" in (value if isinstance(value, list) else [value]):
+            raise ConfigError(
+                f"environment variable {names[(section, key)]}: "
+                f"invalid value for '{section}.{key}': empty path"
+            )
+
+
 def _rebase(data: dict[str, Any], base: Path, source: str) -> dict[str, Any]:
     """Read every relative path of the file (:data:`PATH_KEYS`) against ``base``."""
     for (section, key), kind in PATH_KEYS.items():
@@ -272,8 +288,10 @@ def _unknown_key_hint(loc: tuple[str, ...], env_name: str | None) -> str | None:
     near = difflib.get_close_matches(loc[-1], known, n=1)
     if near:
         fixed = (*loc[:-1], near[0])
-        if env_name is not None:
-            return f"did you mean {ENV_PREFIX}{'__'.join(fixed).upper()}?"
+        if env_name is not None:  # the whole variable, keys below the typo included
+            parts = env_name[len(ENV_PREFIX) :].split("__")
+            whole = (*fixed, *parts[len(fixed) :])
+            return f"did you mean {ENV_PREFIX}{'__'.join(whole).upper()}?"
         return f"did you mean '{'.'.join(fixed)}'?"
     if not loc[:-1]:
         return f"the sections are: {', '.join(known)}"
@@ -290,15 +308,25 @@ def _describe(
     for length in range(len(loc), 0, -1):
         if loc[:length] in env_names:
             env_name = env_names[loc[:length]]
-            source = f"environment variable {env_name}"
             break
+    else:  # an unknown section: the variable's name goes on below the key at fault
+        env_name = next((n for p, n in env_names.items() if loc and p[: len(loc)] == loc), None)
+    if env_name is not None:
+        source = f"environment variable {env_name}"
     if first["type"] == "extra_forbidden":
         return ConfigError(
             f"{source}: unknown key '{where}'", hint=_unknown_key_hint(loc, env_name)
         )
     value = first.get("input")
     shown = f" (got {value!r})" if not isinstance(value, dict) else ""
-    return ConfigError(f"{source}: invalid value for '{where}': {first['msg']}{shown}")
+    # pydantic prefixes a validator's own message with "Value error, ": not for people.
+    msg = first["msg"].removeprefix("Value error, ")
+    hint = None
+    if first["type"] in ("tuple_type", "list_type"):
+        msg = "expected a list"  # not "a valid tuple": no Python type names
+        if env_name is not None:
+            hint = f"""a list in a variable is JSON: {env_name}='["{value}"]'"""
+    return ConfigError(f"{source}: invalid value for '{where}': {msg}{shown}", hint=hint)
 
 
 def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) -> Config:
@@ -333,6 +361,7 @@ def load_config(path: str | os.PathLike[str] | None = None, **overrides: Any) ->
     overlay, env_names = _env_overlay(os.environ)
     if "config_file" in overlay:
         raise ConfigError(f"environment variable {env_names[('config_file',)]}: unknown key")
+    _refuse_empty_paths(overlay, env_names)
     data = _merge(data, overlay)
     try:
         return Config(**data)

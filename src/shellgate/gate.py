@@ -197,15 +197,39 @@ class Gate:
             if tool in ("bash_output", "bash_kill"):
                 return self._task_call(tool, owner, arguments)
         except (ToolInputError, TaskError) as exc:
-            self._audit_task(tool, owner, arguments, error=str(exc))
-            return ToolResult(render.error(str(exc)), True, "error")
+            return self._refused(tool, owner, arguments, str(exc))
         except ShellgateError as exc:
             return ToolResult(render.error(str(exc)), True, "error")
-        return ToolResult(
-            render.error(f"unknown tool {tool!r}; the tools are {', '.join(TOOL_NAMES)}"),
-            True,
-            "error",
+        shown = repr(tool) if len(repr(tool)) <= 80 else repr(tool)[:77] + "..."
+        return self._refused(
+            tool, owner, arguments, f"unknown tool {shown}; the tools are {', '.join(TOOL_NAMES)}"
         )
+
+    def _refused(self, tool: str, owner: Owner, arguments: object, error: str) -> ToolResult:
+        """A call refused before anything was decided: answered, and still on the record."""
+        try:
+            if tool in ("bash_output", "bash_kill"):
+                self._audit_task(tool, owner, arguments, error=error)
+            else:  # bad bash arguments, an unknown tool: what the model sent, and why not
+                sent = arguments if isinstance(arguments, dict) else {}
+                self.audit.append(
+                    {
+                        "type": "invalid",
+                        "tool": tool,
+                        "subject": owner.subject,
+                        "tenant": owner.tenant,
+                        "session": owner.session,
+                        "error": error,
+                        **{
+                            k: v
+                            for k in ("command", "description", "workdir")
+                            if isinstance(v := sent.get(k), str)
+                        },
+                    }
+                )
+        except ShellgateError as exc:  # the audit log failed: the model reads that
+            return ToolResult(render.error(str(exc)), True, "error")
+        return ToolResult(render.error(error), True, "error")
 
     def _task_call(self, tool: str, owner: Owner, arguments: object) -> ToolResult:
         task = self.tasks.get(owner, validate_task(arguments))

@@ -7,7 +7,8 @@ reads the wire itself and hands the SDK only messages that passed:
 
 1. a blank line is skipped; a line over :data:`MAX_LINE_BYTES` is dropped unread;
 2. the bytes are decoded as strict UTF-8, else ``-32700`` (parse error);
-3. the text is parsed as JSON (no ``NaN``/``Infinity``), else a parse error;
+3. the text is parsed as JSON (no ``NaN``/``Infinity``), else a parse error
+   (answered when a lenient read of the line finds a request's id);
 4. no string (key or value) may hold a lone surrogate (``"\\ud800"`` is valid
    JSON but not Unicode text), else ``-32600`` (invalid request);
 5. an ``id`` must be an integer or a string, else an invalid request (the SDK
@@ -80,7 +81,11 @@ def read_line(line: bytes) -> types.JSONRPCMessage | Refused | None:
         )
     message = _loads(text)
     if message is _NOT_JSON:
-        return _refuse(None, PARSE_ERROR, "parse error: the line is not JSON")
+        # Answered when a lenient read finds a request's id, so the client is not
+        # left waiting; the lenient value is used for nothing else.
+        return _refuse(
+            _lenient(text), PARSE_ERROR, "parse error: the line is not JSON; nothing in it was run"
+        )
     where = _surrogate_in(message)
     if where is not None:
         return _refuse(
@@ -116,6 +121,16 @@ def _loads(text: str) -> Any:
         return json.loads(text, parse_constant=_no_constant)
     except (ValueError, RecursionError):
         return _NOT_JSON
+
+
+def _lenient(text: str) -> Any:
+    """The JSON value a sloppy client meant, only to read its ``id``: raw control
+    characters inside strings, ``NaN``, a byte-order mark, bytes after the value."""
+    try:
+        value, _end = json.JSONDecoder(strict=False).raw_decode(text.lstrip("\ufeff \t"))
+    except (ValueError, RecursionError):
+        return None
+    return value
 
 
 def _surrogate_in(value: Any) -> str | None:

@@ -199,3 +199,23 @@ def test_empty_log_tail_says_so(app: typer.Typer, runner: CliRunner, tmp_path: P
     path.write_bytes(b"")
     result = runner.invoke(app, ["audit", "tail", str(path)])
     assert (result.exit_code, result.output) == (0, f"{path}: no records\n")
+
+
+def test_tail_clips_a_huge_command_and_names_calls_without_a_decision(
+    app: typer.Typer, runner: CliRunner, tmp_path: Path
+) -> None:
+    path = tmp_path / "audit.jsonl"
+    with AuditLog(path) as log:
+        one_call(log, "c1", "x" * 200_000, exit_code=None, decision="deny")
+        log.append({"type": "invalid", "tool": "bash", "subject": "agent", "tenant": "t",
+                    "session": "s1", "error": "invalid arguments: missing description"})
+        log.append({"type": "task", "tool": "bash_output", "subject": "agent", "tenant": "t",
+                    "session": "s1", "task_id": "bash-9", "error": "unknown task bash-9"})
+    result = runner.invoke(app, ["audit", "tail", str(path)])
+    assert result.exit_code == 0
+    assert len(result.output.splitlines()) < 40  # was 1,000+ lines of x for one call
+    words = " ".join(w for w in result.output.split() if w != "│")  # cells wrap
+    assert "… (200000 characters; --json for all)" in words
+    assert "invalid arguments: missing description" in words
+    assert "bash_output bash-9" in words
+    assert "unknown task bash-9" in words

@@ -125,3 +125,41 @@ def test_run_background_follows_the_task(conf: Path) -> None:
         "started background task bash-1",
         "[status: completed, exit code: 3]",
     ]
+
+
+def test_run_sigterm_aborts_the_call_and_records_it(conf: Path) -> None:
+    # SIGTERM used to kill `shellgate run` outright: the decision was on record,
+    # the result never was. Now it ends like Ctrl-C: killed, recorded, exit 143.
+    import signal
+
+    from shellgate.audit import verify
+    from tests.conftest import pids_with_arg, wait_until
+
+    rules = conf.parent / "pol" / "policy.csv"
+    rules.write_text(rules.read_text() + "p, agent, *, sleep *, allow\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.pop("SHELLGATE_CONFIG", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "shellgate.cli", "run", "--config", str(conf), "--",
+         "sleep 31.4901"],
+        cwd=conf.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    log = conf.parent / "audit.jsonl"
+    try:
+        # The CLI's own argv holds the command too: wait for the decision record
+        # and the command's process (the decision is written before it starts).
+        assert wait_until(lambda: log.exists() and b'"decision"' in log.read_bytes(), 20)
+        assert wait_until(lambda: len(pids_with_arg("31.4901")) >= 2, 20)
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert wait_until(lambda: not pids_with_arg("31.4901"), 10)
+    assert verify(log).ok
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["type"], r.get("outcome")) for r in records] == [
+        ("decision", None), ("result", "aborted"),
+    ]

@@ -297,3 +297,60 @@ def test_an_environment_typo_suggests_the_variable(monkeypatch: pytest.MonkeyPat
     with pytest.raises(ConfigError) as info:
         load_config(None)
     assert info.value.hint == "did you mean SHELLGATE_POLICY__DEFAULT?"
+
+
+def test_an_environment_typo_in_the_section_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SHELLGATE_EXECUTR__TIMEOUT_MS", "5000")
+    with pytest.raises(ConfigError) as info:
+        load_config(None)
+    assert str(info.value).startswith(
+        "environment variable SHELLGATE_EXECUTR__TIMEOUT_MS: unknown key 'executr'"
+    )
+    assert info.value.hint == "did you mean SHELLGATE_EXECUTOR__TIMEOUT_MS?"
+
+
+def test_a_validator_message_is_not_prefixed_by_pydantic(tmp_path: Path) -> None:
+    path = tmp_path / "shellgate.toml"
+    path.write_text('[policy]\ndefault = "allow"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert "invalid value for 'policy.default': the closing default" in str(info.value)
+    assert "Value error" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "where"),
+    [
+        ("SHELLGATE_SANDBOX__WRITABLE_ROOTS", '[""]', "sandbox.writable_roots"),
+        ("SHELLGATE_EXECUTOR__WORKSPACE", "", "executor.workspace"),
+        ("SHELLGATE_POLICY__PATHS", '["pol", ""]', "policy.paths"),
+    ],
+)
+def test_an_empty_path_from_the_environment_is_an_error_as_in_the_file(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str, where: str
+) -> None:
+    # Path("") is the current directory: an empty writable root made it writable.
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as info:
+        load_config(None)
+    assert str(info.value) == f"environment variable {name}: invalid value for '{where}': empty path"
+
+
+def test_an_empty_audit_path_from_the_environment_disables_the_log(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SHELLGATE_AUDIT__PATH", "")
+    assert load_config(None).audit.path is None
+
+
+def test_a_list_in_a_variable_not_written_as_json_gets_a_hint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SHELLGATE_SANDBOX__WRITABLE_ROOTS", "build")
+    with pytest.raises(ConfigError) as info:
+        load_config(None)
+    assert "expected a list (got 'build')" in str(info.value)
+    assert "tuple" not in str(info.value)
+    assert info.value.hint == """a list in a variable is JSON: SHELLGATE_SANDBOX__WRITABLE_ROOTS='["build"]'"""

@@ -242,3 +242,56 @@ async def test_a_cancelled_call_is_recorded_as_aborted(tmp_path: Path) -> None:
     assert not pids_with_arg("31.4302")
     last = records(tmp_path)[-1]
     assert (last["type"], last["outcome"], last["is_error"]) == ("result", "aborted", True)
+
+
+class ExitsAfter:
+    """Calls ``sys.exit`` after the run: a BaseException, not an Exception."""
+
+    @hookimpl(wrapper=True)
+    def shellgate_execute(self) -> Generator[None, RunResult, RunResult]:
+        yield
+        raise SystemExit(3)
+
+
+class InterruptsBefore:
+    @hookimpl(wrapper=True)
+    def shellgate_execute(self) -> Generator[None, RunResult, RunResult]:
+        raise KeyboardInterrupt
+        return (yield)  # never reached: it only makes this a generator
+
+
+@pytest.mark.parametrize("background", [False, True])
+async def test_a_wrapper_raising_systemexit_neither_ends_the_gate_nor_skips_the_record(
+    tmp_path: Path, background: bool
+) -> None:
+    async with gate_with(tmp_path, "register", exits=ExitsAfter()) as gate:
+        result = await gate.call(
+            "bash", {"command": "echo x", "description": "d", "run_in_background": background}
+        )
+        if background:
+            await gate.wait_task("bash-1")
+            await asyncio.sleep(0)
+        else:
+            assert result.is_error
+            assert "execute wrapper 'exits' failed after the command ran (SystemExit: 3)" in (
+                result.text
+            )
+        after = await gate.call("bash", {"command": "echo still-serving", "description": "d"})
+    assert "still-serving" not in after.text  # the wrapper fails this call too, but answers
+    outcomes = [r for r in records(tmp_path) if r["type"] == "result"]
+    assert [r["outcome"] for r in outcomes] == ["wrapper error", "wrapper error"]
+    assert all("(SystemExit: 3)" in r["error"] for r in outcomes)
+
+
+async def test_a_wrapper_raising_keyboardinterrupt_before_its_yield_fails_closed(
+    tmp_path: Path,
+) -> None:
+    async with gate_with(tmp_path, "register", interrupts=InterruptsBefore()) as gate:
+        marker = gate.executor.workspace / "ran"
+        result = await gate.call("bash", {"command": f"touch {marker}", "description": "d"})
+    assert not marker.exists()
+    assert result.text == (
+        "Error: execute wrapper 'interrupts' failed before the run (KeyboardInterrupt); "
+        "nothing ran"
+    )
+    assert records(tmp_path)[-1]["outcome"] == "execution error"

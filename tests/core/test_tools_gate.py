@@ -405,3 +405,56 @@ def _own_children() -> set[int]:
         raw = Path(f"/proc/self/task/{tid}/children").read_text()
         kids.update(int(pid) for pid in raw.split())
     return kids
+
+
+@pytest.mark.parametrize("workdir", ["a\x00b", "x" * 5000, "/" + "y" * 300 + "/z"])
+async def test_an_unusable_workdir_is_a_tool_error_not_a_crash(
+    tmp_path: Path, workdir: str
+) -> None:
+    # A NUL byte (ValueError) or a name too long (OSError) in the model's workdir
+    # must come back as a tool error the model reads, never escape Gate.call.
+    cfg = make_config(tmp_path)
+    async with Gate(cfg, approver=AllowApprover()) as gate:
+        result = await bash(gate, "pwd", workdir=workdir)
+    assert result.is_error
+    assert result.text.startswith(("Error: invalid working directory", "Error: working directory"))
+
+
+async def test_a_call_refused_before_any_decision_is_still_audited(tmp_path: Path) -> None:
+    # Bad bash arguments, a bad workdir and an unknown tool never reach a decision,
+    # but "every call is on the record": each gets an `invalid` record.
+    import json
+
+    from shellgate.audit import verify
+
+    cfg = make_config(tmp_path)
+    async with Gate(cfg, approver=AllowApprover()) as gate:
+        missing = await gate.call("bash", {"command": "echo hi"})
+        nowhere = await bash(gate, "echo hi", workdir="no\udcffwhere")
+        unknown = await gate.call("bash\udcff", {"env": {"X": "1"}})
+    assert [r.is_error for r in (missing, nowhere, unknown)] == [True, True, True]
+    path = tmp_path / "audit.jsonl"
+    assert verify(path).ok
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(r["type"], r["tool"]) for r in records] == [
+        ("invalid", "bash"), ("invalid", "bash"), ("invalid", "bash\\udcff"),
+    ]
+    assert records[0]["command"] == "echo hi"
+    assert records[0]["error"] == missing.text.removeprefix("Error: ")
+    assert records[1]["workdir"] == "no\\udcffwhere"
+    assert "/workdir" in records[1]["escaped"]
+    assert records[2]["error"].startswith("unknown tool")
+    assert "env" not in records[2]  # arguments are not copied wholesale
+
+
+async def test_a_huge_task_id_or_tool_name_is_not_echoed_back_whole(tmp_path: Path) -> None:
+    cfg = make_config(tmp_path)
+    async with Gate(cfg, approver=AllowApprover()) as gate:
+        output = await gate.call("bash_output", {"task_id": "x" * 5_000_000})
+        tool = await gate.call("y" * 5_000_000, {})
+    assert output.is_error
+    assert tool.is_error
+    assert output.text.startswith('Error: invalid task_id: expected a task id like bash-1, got "xxx')
+    assert len(output.text) < 200
+    assert tool.text.startswith("Error: unknown tool 'yyy")
+    assert len(tool.text) < 200

@@ -95,3 +95,35 @@ def test_demo_with_a_broken_policy_set_is_a_usage_error(tmp_path: Path) -> None:
     assert done.stderr.startswith("error: ")
     assert "policy.csv:1" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_broken_policy_set_is_named_where_the_user_keeps_it(tmp_path: Path) -> None:
+    # The error named the demo's throw-away copy (/var/tmp/shellgate-demo-…/policies/…).
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = _cli("--policy", str(empty))
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"error: {empty}/model.conf: missing model.conf")
+    assert "shellgate-demo-" not in done.stderr
+
+
+def test_a_policy_dir_that_cannot_be_copied_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    # A policy set holding a dangling symlink (an editor's lock file, say): the copy
+    # into the demo world raised shutil.Error with a traceback and left its temp dir.
+    linked = tmp_path / "linked"
+    shutil.copytree(ROOT / "policies" / "default", linked)
+    (linked / ".#policy.csv").symlink_to(tmp_path / "gone")
+    unreadable = linked / "notes"
+    unreadable.write_text("x", encoding="utf-8")
+    unreadable.chmod(0)
+    out = io.StringIO()
+    try:
+        if os.geteuid() == 0:  # root reads it anyway: only the dangling link is tested
+            assert run_demo(Console(file=out, width=120), policy=linked) == 0
+            return
+        done = _cli("--policy", str(linked))
+    finally:
+        unreadable.chmod(0o600)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"error: {linked}: cannot copy the policy set")
+    assert "Traceback" not in done.stderr

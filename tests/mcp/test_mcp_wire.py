@@ -135,6 +135,48 @@ def test_lines_without_a_readable_id_are_logged_and_the_rest_answered(tmp_path: 
             9,
             id="old-jsonrpc",
         ),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"command":"a\x01b"}}',
+            "parse error: the line is not JSON",
+            8,
+            id="raw-control-character-answered",
+        ),
+        pytest.param(
+            b'\xef\xbb\xbf{"jsonrpc":"2.0","id":"bom","method":"ping"}',
+            "parse error: the line is not JSON",
+            "bom",
+            id="byte-order-mark-answered",
+        ),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":10,"method":"ping","x":NaN}',
+            "parse error: the line is not JSON",
+            10,
+            id="nan-inside-answered",
+        ),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":11,"method":"ping"}\x00',
+            "parse error: the line is not JSON",
+            11,
+            id="trailing-bytes-answered",
+        ),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":12,"method":"ping"',
+            "parse error: the line is not JSON",
+            None,
+            id="truncated-unanswerable",
+        ),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":"\\udc80","method":"ping","x":NaN}',
+            "parse error: the line is not JSON",
+            None,
+            id="lenient-surrogate-id-unanswerable",
+        ),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":5,"result":NaN}',
+            "parse error: the line is not JSON",
+            None,
+            id="lenient-response-unanswered",
+        ),
     ],
 )
 def test_read_line_refuses(line: bytes, reason: str, answer_id: object) -> None:

@@ -222,3 +222,51 @@ def test_a_live_gates_record_is_never_swept(tmp_path: Path) -> None:
         assert os.path.exists(os.path.join(record.directory, f"{record.gate_id}.json"))
     finally:
         record.forget(keep_placeholders=False)
+
+
+def _foreign_pids_parent() -> Path | None:
+    """A fresh pids cgroup that is not this process's own base, if we may make one."""
+    from shellgate.executors import _bwrap_cgroup as cgroup
+
+    base = cgroup.find_base()
+    if base is None:
+        return None
+    parent = Path(base) / f"sgtest-foreign-{os.getpid()}"
+    try:
+        parent.mkdir()
+    except OSError:
+        return None
+    return parent
+
+
+def test_a_dead_gates_cgroup_in_another_cgroup_is_still_swept() -> None:
+    # A gate killed in another cgroup (another session's scope, a service) made its
+    # pids cgroup under that base. The sweep compared it with the sweeper's own base,
+    # called it "not ours", dropped the record and leaked the cgroup and its processes.
+    from shellgate.executors import _bwrap_cgroup as cgroup
+
+    parent = _foreign_pids_parent()
+    if parent is None:
+        pytest.skip("cannot create a pids cgroup here")
+    dead = parent / "shellgate-999999-deadbeef"
+    sleeper: subprocess.Popen[bytes] | None = None
+    try:
+        procs = cgroup.create(str(parent), dead.name, 16)
+        sleeper = subprocess.Popen(
+            ["sh", "-c", f"echo $$ > {procs} && exec sleep 31.4701"],
+        )
+        assert wait_until(lambda: (dead / "cgroup.procs").read_text().strip() != "", 5)
+        assert cgroup.sweep(str(dead))
+        assert sleeper.wait(timeout=10) == -signal.SIGKILL
+        assert not dead.exists()
+        # ...but never anything that is not a shellgate cgroup below a cgroup mount.
+        assert cgroup.sweep(str(parent / ".." / "shellgate-x"))
+        assert cgroup.sweep("/tmp/shellgate-not-a-cgroup")
+        assert parent.exists()
+    finally:
+        if sleeper is not None and sleeper.poll() is None:
+            sleeper.kill()
+            sleeper.wait()
+        for d in (dead, parent):
+            with __import__("contextlib").suppress(OSError):
+                d.rmdir()

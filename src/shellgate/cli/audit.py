@@ -155,9 +155,24 @@ def _rows(records: list[dict[str, Any]]) -> list[dict[str, str]]:
         elif kind == "unreadable":
             row["decision"] = "UNREADABLE"
             row["command"] = f"{record.get('reason', '')}: {record.get('raw', '')}"
-        else:
+        else:  # task, invalid, refused, link…: who, what and how it ended, when known
             row["decision"] = row["decision"] or kind
+            row["subject"] = row["subject"] or str(record.get("subject") or "")
+            what = " ".join(str(record[k]) for k in ("tool", "task_id") if record.get(k))
+            row["command"] = row["command"] or what or str(record.get("reason") or "")
+            row["result"] = row["result"] or str(record.get("error") or record.get("status") or "")
     return rows
+
+
+#: A table cell shows at most this many characters of a command (a 64 KiB command
+#: would otherwise fill thousands of lines); ``--json`` prints the records whole.
+_CELL_CHARS = 300
+
+
+def _clip(text: str) -> str:
+    if len(text) <= _CELL_CHARS:
+        return text
+    return f"{text[:_CELL_CHARS]}… ({len(text)} characters; --json for all)"
 
 
 def _print_table(file: Path, rows: list[dict[str, str]]) -> None:
@@ -169,7 +184,10 @@ def _print_table(file: Path, rows: list[dict[str, str]]) -> None:
         table.add_column(name, overflow="fold", no_wrap=name == "time")
     for row in rows:
         table.add_row(
-            *(_text(row[name]) for name in ("time", "subject", "decision", "command", "result"))
+            *(
+                _text(_clip(row[name]))
+                for name in ("time", "subject", "decision", "command", "result")
+            )
         )
     if not rows:
         typer.echo(f"{file}: no records")

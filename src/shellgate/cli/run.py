@@ -169,7 +169,33 @@ def _run(cfg: object, args: dict[str, object]) -> int:
         typer.echo(render.status(final), err=True)
         return _status(final)
 
+    async def until_terminated() -> int:
+        """SIGTERM ends the call as SIGINT does: aborted, killed and recorded
+        (``outcome: aborted``), then exit 143; by default it killed the CLI
+        before the result record was written."""
+        import signal
+
+        loop = asyncio.get_running_loop()
+        main = asyncio.current_task()
+        assert main is not None
+        terminated = False
+
+        def on_term() -> None:
+            nonlocal terminated
+            terminated = True
+            main.cancel()
+
+        loop.add_signal_handler(signal.SIGTERM, on_term)
+        try:
+            return await go()
+        except asyncio.CancelledError:
+            if terminated:
+                return 128 + signal.SIGTERM
+            raise
+        finally:
+            loop.remove_signal_handler(signal.SIGTERM)
+
     try:
-        return asyncio.run(go())
+        return asyncio.run(until_terminated())
     except ShellgateError as exc:
         raise fail_on(exc) from None

@@ -36,6 +36,12 @@ def run_demo(
     """
     console = console or Console(highlight=False)
     source = policy if policy is not None else find_policy_set()
+    if policy is not None:
+        # Load it where the user keeps it: an error then names their file, not
+        # the demo's throw-away copy of it.
+        from shellgate.policy.loader import load_policy_set
+
+        load_policy_set(policy)
     world = DemoWorld.create(source)
     view = View(console)
     started = time.monotonic()

@@ -73,7 +73,11 @@ class DemoWorld:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         policy = root / "policies" / policy_source.name
-        shutil.copytree(policy_source, policy)
+        try:
+            shutil.copytree(policy_source, policy, ignore_dangling_symlinks=True)
+        except (OSError, shutil.Error) as exc:  # a dangling link, an unreadable file
+            shutil.rmtree(root, ignore_errors=True)
+            raise ConfigError(f"{policy_source}: cannot copy the policy set: {exc}") from None
         return cls(root, workspace, policy, root / "audit.jsonl", root / "outside.txt")
 
     def config(self, executor: str = "local") -> Config:

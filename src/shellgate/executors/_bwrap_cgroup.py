@@ -159,12 +159,7 @@ def sweep(directory: str) -> bool:
     """Remove a dead gate's cgroup: kill what is left in it (its sandboxes'
     processes: the kernel lists only current members, so no pid is stale), then
     remove it. ``directory`` must be a ``shellgate-*`` cgroup below our base."""
-    base = find_base()
-    if (
-        base is None
-        or os.path.dirname(directory) != os.path.normpath(base)
-        or not os.path.basename(directory).startswith("shellgate-")
-    ):
+    if not _could_be_ours(directory):
         return True  # not one we could have made: nothing of ours to remove
     if not os.path.isdir(directory):
         return True
@@ -175,6 +170,23 @@ def sweep(directory: str) -> bool:
             with contextlib.suppress(OSError, ValueError):
                 os.kill(int(pid), 9)
         if remove(os.path.join(directory, "cgroup.procs")):
+            return True
+    return False
+
+
+def _could_be_ours(directory: str) -> bool:
+    """A ``shellgate-*`` directory in a cgroup hierarchy with the pids controller.
+
+    Not "below *this* process's base": the dead gate may have started in another
+    cgroup (another login session's scope, a service's own cgroup), and comparing
+    with the sweeper's own base dropped its record and leaked its cgroup."""
+    norm = os.path.normpath(directory)
+    if not os.path.basename(norm).startswith("shellgate-") or norm != directory.rstrip("/"):
+        return False
+    for mount, fstype, options in _mounts():
+        if fstype == "cgroup" and "pids" not in options.split(","):
+            continue
+        if fstype in ("cgroup", "cgroup2") and norm.startswith(mount.rstrip("/") + "/"):
             return True
     return False
 

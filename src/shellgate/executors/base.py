@@ -138,8 +138,12 @@ class Executor(ABC):
             return self.workspace
         raw = Path(workdir)
         joined = raw if raw.is_absolute() else self.workspace / raw
-        real = Path(os.path.realpath(joined))
-        if not real.is_dir():
+        try:
+            real = Path(os.path.realpath(joined))
+            is_dir = real.is_dir()
+        except (ValueError, OSError) as exc:  # a NUL byte, a name too long, a loop
+            raise ExecutionError(f"invalid working directory: {exc}") from None
+        if not is_dir:
             raise ExecutionError(f"working directory does not exist: {workdir}")
         return real
 

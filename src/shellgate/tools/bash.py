@@ -79,7 +79,10 @@ class BashCall:
     async def run(self) -> ToolResult:
         gate = self.gate
         args = validate_bash(self.arguments, sandboxed=gate.sandboxed)
-        workdir = gate.executor.resolve_workdir(args.workdir)
+        try:
+            workdir = gate.executor.resolve_workdir(args.workdir)
+        except ExecutionError as exc:  # the model's argument: refused before any decision
+            raise ToolInputError(str(exc)) from exc
         call = gate.call_info(self.owner, args.command, args.description, str(workdir))
         if args.sandbox_permissions is not None:
             call = call.model_copy(update={"sandbox_permissions": args.sandbox_permissions})

@@ -234,11 +234,15 @@ def validate_bash(arguments: object, *, sandboxed: bool) -> SandboxedBashArgs:
     )
 
 
+MAX_TASK_ID = 100  # characters
+
+
 def validate_task(arguments: object) -> str:
     args = _require_object(arguments)
     _check_keys(args, ("task_id",), ("task_id",))
     task_id = args["task_id"]
-    if not isinstance(task_id, str) or not task_id:
+    # No task id is this long (they are bash-N): a longer one is not echoed back whole.
+    if not isinstance(task_id, str) or not task_id or len(task_id) > MAX_TASK_ID:
         raise ToolInputError(
             f"invalid task_id: expected a task id like bash-1, got {_shown(task_id)}"
         )

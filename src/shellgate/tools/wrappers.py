@@ -6,6 +6,8 @@ outermost (entered first, left last).
 
 Invariants:
 
+* "Fails" covers every exception a plugin raises, ``SystemExit`` and
+  ``KeyboardInterrupt`` included: a plugin never ends the gate or skips a record.
 * A wrapper that fails before its ``yield`` (raises, returns without yielding, is
   not a wrapper at all) stops the call before anything runs: :class:`ExecutionError`
   naming the plugin. Wrappers already entered get that error thrown in.
@@ -74,7 +76,7 @@ class Wrappers:
                 raise ExecutionError(
                     f"execute wrapper '{name}' returned without yielding; refused, nothing ran"
                 ) from None
-            except Exception as exc:
+            except BaseException as exc:  # SystemExit too: a plugin never ends the gate
                 raise ExecutionError(
                     f"execute wrapper '{name}' failed before the run ({_describe(exc)}); "
                     "nothing ran"
@@ -92,7 +94,7 @@ class Wrappers:
                 if isinstance(stop.value, RunResult):
                     result = stop.value
                 continue
-            except Exception as exc:
+            except BaseException as exc:  # SystemExit too: the run still gets its record
                 failure = WrapperFailed(
                     f"execute wrapper '{name}' failed after the command ran ({_describe(exc)})",
                     plugin=name,
