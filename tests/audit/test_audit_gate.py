@@ -136,3 +136,24 @@ def test_sync_gate_answers_instead_of_raising(
         result = gate.call("bash", {"command": command, "description": "d"})
     assert result.outcome == "denied"
     assert verify(tmp_path / "audit.jsonl").ok
+
+
+def test_check_json_with_a_non_utf8_byte_is_valid_json_naming_the_command(
+    tmp_path: Path,
+) -> None:
+    """check gives the same deny, and its JSON carries the command escaped, not ``""``."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.pop("SHELLGATE_CONFIG", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "shellgate.cli", "check", "--json", "--", b"echo \xff"],
+        capture_output=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 11, done.stderr
+    assert b"Traceback" not in done.stderr
+    verdict = json.loads(done.stdout)  # ASCII escapes: valid JSON although not Unicode text
+    assert verdict["layer"] == "input-guard"
+    assert [s["command"] for s in verdict["segments"]] == ["echo \udcff"]

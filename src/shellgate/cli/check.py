@@ -53,6 +53,17 @@ def configure(config: Path | None, policies: list[Path] | None) -> Config:
     return cfg
 
 
+def _json_line(value: object) -> str:
+    """JSON as UTF-8 text; text that is not Unicode (a lone surrogate from bytes
+    that are not UTF-8) is written as ``\\uXXXX`` escapes, still valid JSON."""
+    line = json.dumps(value, ensure_ascii=False)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value)
+    return line
+
+
 def verdict_json(verdict: Verdict) -> dict[str, Any]:
     """The ``--json`` object of the contract, exactly its keys."""
     top = verdict.decision
@@ -63,7 +74,8 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
         "rule": top.rule,
         "segments": [
             {
-                "command": sv.segment.command,
+                # a segment the guard refused whole has no argv: its text is the command
+                "command": sv.segment.command if sv.segment.argv else sv.segment.text,
                 "argv": list(sv.segment.argv),
                 "decision": sv.decision.effect,
                 "layer": sv.decision.layer,
@@ -157,7 +169,7 @@ def check_command(
         raise fail_on(exc) from None
     note_default_policy(cfg)
     if as_json:
-        typer.echo(json.dumps(verdict_json(verdict), ensure_ascii=False))
+        typer.echo(_json_line(verdict_json(verdict)))
     else:
         typer.echo(explain_text(verdict))
     raise typer.Exit(EXIT_CODES[verdict.effect])
