@@ -51,10 +51,11 @@ from shellgate.executors._bwrap_argv import (
     workdir_allowed,
 )
 from shellgate.executors._bwrap_survey import Inputs, Survey
+from shellgate.executors._ending import sandbox_child
 from shellgate.executors._output import SpillStore
 from shellgate.executors._process import reap_orphan, signal_name
 from shellgate.executors._seccomp import SeccompError, build_filter, filter_fd
-from shellgate.executors.base import ExecRequest, ExecSpec, Executor, SpawnPlan, sandbox_child
+from shellgate.executors.base import ExecRequest, ExecSpec, Executor, SpawnPlan
 from shellgate.models import MODE_ORDER, OutputView, SandboxMode
 from shellgate.policy.secrets import secret_paths
 
