@@ -16,7 +16,7 @@ from shellgate.executors._bwrap_argv import (
     protected_targets,
     workdir_allowed,
 )
-from shellgate.executors.bwrap import diagnose
+from shellgate.executors._bwrap_probe import diagnose
 
 WS = "/w/ws"
 

@@ -12,7 +12,6 @@ whatever its processes do), output caps — lives here once, for every executor.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import secrets
 import time
@@ -23,10 +22,18 @@ from typing import ClassVar, Literal, final
 
 from shellgate.config import Config
 from shellgate.errors import ExecutionError, SandboxUnavailable, ToolInputError
+from shellgate.executors._ending import (
+    Budget,
+    ending,
+    first_of,
+    proc_grace,
+    read_status,
+    sandbox_child,
+)
 from shellgate.executors._env import build_env
 from shellgate.executors._hardening import Hardening, ensure_subreaper
 from shellgate.executors._output import SpillStore, StreamBuffer
-from shellgate.executors._process import Proc, signal_name
+from shellgate.executors._process import Proc
 from shellgate.executors._reaper import Reaper, reap_orphan
 from shellgate.executors.requests import (
     ExecRequest,
@@ -231,12 +238,12 @@ class Executor(ABC):
             # One deadline: a foreground call ends by timeout + grace, a stopped
             # call by its stop + grace (plus the kill and a short settle), whatever
             # its processes do after the leader.
-            budget = _Budget(None if timeout_s is None else timeout_s + grace_s)
-            ended_by = await _first_of(proc.watch.exited, kill, timeout_s)
+            budget = Budget(None if timeout_s is None else timeout_s + grace_s)
+            ended_by = await first_of(proc.watch.exited, kill, timeout_s)
             if ended_by != "exit":
                 # Only the executor's own timer sets "timed out"; a kill request doesn't.
                 timed_out = ended_by == "timeout"
-                budget = _Budget(grace_s)
+                budget = Budget(grace_s)
                 await proc.stop(grace_s)
                 await proc.wait_leader()
             proc.adopt(sandbox_child(plan.info_fd))
@@ -259,7 +266,7 @@ class Executor(ABC):
                 self._reaper.add(proc.adopted, grace_s)
             elif proc.adopted in proc.escapees:  # not reaped yet (else its pid may be reused)
                 await reap_orphan(proc.adopted, grace_s)
-            reported = _read_status(plan.status_fd)
+            reported = read_status(plan.status_fd)
             if plan.cleanup is not None:
                 plan.cleanup()
         exit_code, signal = self._ending(proc.returncode, reported)
@@ -283,17 +290,7 @@ class Executor(ABC):
         self, returncode: int | None, reported: str | None
     ) -> tuple[int | None, str | None]:
         """(exit code, signal name) of the command, preferring a supervisor's report."""
-        if reported is not None:
-            kind, _, value = reported.partition(" ")
-            if value.isdigit():
-                number = int(value)
-                if kind == "exit":
-                    return number, None
-                if kind == "signal":
-                    return None, signal_name(-number)
-        if returncode is None or returncode >= 0:
-            return returncode, None
-        return None, signal_name(returncode)
+        return ending(returncode, reported)
 
     async def _abort(self, proc: Proc) -> None:
         await proc.stop(proc_grace(self.config.executor.grace_ms))
@@ -315,99 +312,6 @@ class Executor(ABC):
     def _denied(self, spec: ExecSpec, exit_code: int | None, stderr: OutputView) -> bool:
         """Whether a failed command shows the backend's denial signature."""
         return False
-
-
-async def _first_of(
-    exited: asyncio.Future[None], kill: asyncio.Future[None] | None, timeout_s: float | None
-) -> Literal["exit", "kill", "timeout"]:
-    """Which comes first: the leader's exit, a kill request, or the timer.
-
-    One future completed by callbacks: no task per source, no extra loop turns
-    on the hot path (a trivial command is a few milliseconds in all).
-    """
-    if exited.done():
-        return "exit"
-    loop = asyncio.get_running_loop()
-    first: asyncio.Future[Literal["exit", "kill", "timeout"]] = loop.create_future()
-
-    def fire(reason: Literal["exit", "kill", "timeout"]) -> None:
-        if not first.done():
-            first.set_result(reason)
-
-    def on_exit(_: object) -> None:
-        fire("exit")
-
-    def on_kill(_: object) -> None:
-        fire("kill")
-
-    exited.add_done_callback(on_exit)
-    if kill is not None:
-        if kill.done():
-            fire("kill")
-        kill.add_done_callback(on_kill)
-    timer = loop.call_later(timeout_s, fire, "timeout") if timeout_s is not None else None
-    try:
-        return await first
-    finally:
-        exited.remove_done_callback(on_exit)
-        if kill is not None:
-            kill.remove_done_callback(on_kill)
-        if timer is not None:
-            timer.cancel()
-
-
-#: What a phase after the deadline still gets: time to read what dead writers
-#: left in the pipes, or between a late SIGTERM and its SIGKILL.
-_SETTLE_S = 0.25
-
-
-class _Budget:
-    """The time left before a call's deadline (none: no deadline, a background task)."""
-
-    def __init__(self, seconds: float | None) -> None:
-        self._end = None if seconds is None else time.monotonic() + seconds
-
-    def within(self, seconds: float) -> float:
-        """``seconds``, cut to what is left, but never below a short settle."""
-        if self._end is None:
-            return seconds
-        left = self._end - time.monotonic()
-        return max(min(seconds, left), min(seconds, _SETTLE_S))
-
-
-def _read_status(fd: int | None) -> str | None:
-    """The last line a supervisor wrote on the status pipe (every writer is gone)."""
-    if fd is None:
-        return None
-    try:
-        os.set_blocking(fd, False)
-        data = os.read(fd, 256)
-    except OSError:
-        return None
-    lines = data.decode("ascii", "replace").split()
-    return " ".join(lines[-2:]) if len(lines) >= 2 else None
-
-
-def sandbox_child(fd: int | None) -> int | None:
-    """The ``child-pid`` bwrap wrote on its info pipe (its writers are gone by now).
-
-    bwrap closes the pipe before the command runs, so nothing in the sandbox can
-    write here; the pid is still checked by :meth:`Proc.adopt`.
-    """
-    if fd is None:
-        return None
-    try:
-        os.set_blocking(fd, False)
-        data = os.read(fd, 4096)
-        info = json.loads(data)
-    except (OSError, ValueError):
-        return None  # bwrap failed before it got that far: nothing was started
-    pid = info.get("child-pid") if isinstance(info, dict) else None
-    return pid if type(pid) is int and pid > 1 else None
-
-
-def proc_grace(grace_ms: int) -> float:
-    return grace_ms / 1000
 
 
 def _resolve_shell(shell: str) -> str:

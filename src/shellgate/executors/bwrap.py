@@ -32,10 +32,8 @@ import contextlib
 import logging
 import os
 import pwd
-import secrets
-import shutil
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from shellgate.config import Config
 from shellgate.errors import ExecutionError, SandboxUnavailable
@@ -50,11 +48,12 @@ from shellgate.executors._bwrap_argv import (
     seen_as_is,
     workdir_allowed,
 )
+from shellgate.executors._bwrap_probe import diagnose, find_bwrap, gate_cgroup, run_probe
 from shellgate.executors._bwrap_survey import Inputs, Survey
 from shellgate.executors._output import SpillStore
-from shellgate.executors._process import reap_orphan, signal_name
+from shellgate.executors._process import signal_name
 from shellgate.executors._seccomp import SeccompError, build_filter, filter_fd
-from shellgate.executors.base import ExecRequest, ExecSpec, Executor, SpawnPlan, sandbox_child
+from shellgate.executors.base import ExecRequest, ExecSpec, Executor, SpawnPlan
 from shellgate.models import MODE_ORDER, OutputView, SandboxMode
 from shellgate.policy.secrets import secret_paths
 
@@ -64,35 +63,11 @@ DENIAL_SIGNATURES: tuple[str, ...] = (
     "Permission denied",
     "Operation not permitted",
 )
-_PROBE_TIMEOUT_S = 15.0
 _log = logging.getLogger("shellgate.executors")
 
 
 #: Where the status supervisor is bound inside confined sandboxes (their /tmp is private).
 HELPER_INSIDE = "/tmp/.shellgate-sg-exec"  # noqa: S108 - inside the sandbox's own tmpfs
-
-
-def _gate_cgroup(max_pids: int) -> str | None:
-    """The ``cgroup.procs`` of this gate's pids cgroup; a warning when there is none.
-
-    One cgroup per gate, not per call, and calls are born in it rather than moved
-    there (see ``cgroup.join_thread``): on v1 every move waits for an RCU grace
-    period, ~10 ms a call on a loaded host. So ``pids.max`` bounds all of the
-    gate's sandboxed processes together, much as ``RLIMIT_NPROC`` bounds all
-    processes of a uid.
-    """
-    found = cgroup.find_base()
-    if found is None:
-        _log.warning(
-            "no writable pids cgroup: under a root gate the sandbox's process limit "
-            "(RLIMIT_NPROC) does not bind, so fork bombs are stopped only by the timeout"
-        )
-        return None
-    try:
-        return cgroup.create(found, f"shellgate-{os.getpid()}-{secrets.token_hex(4)}", max_pids)
-    except OSError as exc:
-        _log.warning("cannot create a pids cgroup under %s (%s): no process limit", found, exc)
-        return None
 
 
 def _homes() -> list[str]:
@@ -124,7 +99,7 @@ class BwrapExecutor(Executor):
 
     async def _probe(self) -> None:
         sandbox = self.config.sandbox
-        self._bwrap = self._find_bwrap(sandbox.bwrap_path)
+        self._bwrap = find_bwrap(sandbox.bwrap_path)
         await asyncio.to_thread(state.sweep)  # what dead gates left, before we hold anything
         self._record = state.GateRecord.create(spill=str(self.spill.path))
         self._survey = Survey(self._inputs(self._bwrap), self._recorded)
@@ -139,7 +114,7 @@ class BwrapExecutor(Executor):
                     ) from exc
         if os.geteuid() == 0:
             limit = self.config.executor.limits.processes
-            self._cgroup_procs = await asyncio.to_thread(_gate_cgroup, limit)
+            self._cgroup_procs = await asyncio.to_thread(gate_cgroup, limit)
             if self._cgroup_procs is not None:
                 self._record.cgroup = os.path.dirname(self._cgroup_procs)
                 self._record.save()
@@ -150,19 +125,12 @@ class BwrapExecutor(Executor):
         spec = self.resolve(ExecRequest(command="true"))
         plan = self._spawn_plan(spec)
         try:
-            code, stderr = await _run_probe(plan, spec)
+            code, stderr = await run_probe(plan, spec)
         finally:
             if plan.cleanup is not None:
                 plan.cleanup()
         if code != 0:
             raise SandboxUnavailable(diagnose(code, stderr))
-
-    @staticmethod
-    def _find_bwrap(configured: str) -> str:
-        path = configured if os.path.isabs(configured) else shutil.which(configured)
-        if path is None or not os.path.isfile(path) or not os.access(path, os.X_OK):
-            raise SandboxUnavailable(f"bubblewrap is not installed (no executable {configured!r})")
-        return os.path.realpath(path)
 
     async def aclose(self) -> None:
         await super().aclose()
@@ -359,57 +327,3 @@ def _by_root(guards: Iterable[Guard], roots: tuple[str, ...]) -> dict[str, list[
         root = max((r for r in roots if inside(guard.path, r)), key=len)
         out.setdefault(root, []).append(guard)
     return out
-
-
-async def _run_probe(plan: SpawnPlan, spec: ExecSpec) -> tuple[int, str]:
-    proc = await asyncio.create_subprocess_exec(
-        *plan.argv,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=str(spec.cwd),
-        env=spec.env,
-        pass_fds=plan.pass_fds,
-        start_new_session=True,
-    )
-    try:
-        _, err = await asyncio.wait_for(proc.communicate(), _PROBE_TIMEOUT_S)
-    except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, 9)
-        await proc.wait()
-        return -1, f"the probe did not finish within {_PROBE_TIMEOUT_S:.0f} s"
-    finally:
-        # The sandbox's first process outlives bwrap and is reparented to us.
-        await reap_orphan(sandbox_child(plan.info_fd), _PROBE_TIMEOUT_S)
-    assert proc.returncode is not None
-    return proc.returncode, err.decode("utf-8", "replace")
-
-
-def _sysctl(name: str) -> str | None:
-    try:
-        with open(f"/proc/sys/{name.replace('.', '/')}") as fh:
-            return fh.read().strip()
-    except OSError:
-        return None
-
-
-def diagnose(code: int, stderr: str, sysctl: Callable[[str], str | None] = _sysctl) -> str:
-    """Name why the probe failed: the kernel setting at fault, else bwrap's own words."""
-    read = sysctl
-    text = " ".join(stderr.split())[-300:] or "(no output)"
-    if read("user.max_user_namespaces") == "0":
-        return "user namespaces are disabled (user.max_user_namespaces = 0)"
-    if os.geteuid() != 0 and read("kernel.unprivileged_userns_clone") == "0":
-        return "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone = 0)"
-    if read("kernel.apparmor_restrict_unprivileged_userns") == "1" and (
-        "ermission denied" in stderr or "not permitted" in stderr
-    ):
-        return (
-            "AppArmor restricts unprivileged user namespaces "
-            "(kernel.apparmor_restrict_unprivileged_userns = 1); allow bwrap in an AppArmor "
-            f"profile. bwrap said: {text}"
-        )
-    if "Unknown option" in stderr:
-        return f"this bubblewrap is too old (0.8 or later is needed): {text}"
-    return f"bwrap cannot start a sandbox here (exit {code}): {text}"

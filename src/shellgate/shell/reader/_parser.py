@@ -11,6 +11,9 @@ import threading
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+#: Node kinds that are no statement and hold no command of their own.
+SKIP = frozenset({"comment", "heredoc_body", "heredoc_start", "heredoc_end"})
+
 _local = threading.local()
 _language: Language | None = None
 

@@ -1,4 +1,5 @@
-"""Statement handlers for compound commands, declarations and tests.
+"""Statement handlers for lists, pipelines, redirected statements, compound
+commands, declarations and tests (every statement but a simple command).
 
 Each handler labels where the commands inside sit (``if condition``, ``loop
 body``, ``function body``…) and goes one nesting level deeper. Words that are
@@ -14,8 +15,9 @@ from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
-from shellgate.shell.reader._parser import text
+from shellgate.shell.reader._parser import SKIP, text
 from shellgate.shell.reader.drafts import Extra
+from shellgate.shell.reader.redirects import REDIRECT_TYPES, read_redirect
 
 if TYPE_CHECKING:
     from shellgate.shell.reader.walker import Walker
@@ -42,6 +44,60 @@ def _data_words(walker: Walker, nodes: list[Node]) -> None:
     """Read words that are data (for lists, case patterns): only substitutions matter."""
     for node in nodes:
         walker.words.read([node], [])
+
+
+def statement_list(walker: Walker, node: Node, extra: Extra | None) -> None:
+    # ``a && b && c`` nests to the left without bound: flatten iteratively.
+    leaves: list[Node] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "list":
+            stack.extend(c for c in reversed(current.children) if c.is_named)
+        elif current.type not in SKIP:
+            leaves.append(current)
+    saved = walker.ctx
+    walker.ctx = (*saved, "list")
+    try:
+        for index, leaf in enumerate(leaves):
+            walker.statement(leaf, extra if index == len(leaves) - 1 else None)
+    finally:
+        walker.ctx = saved
+
+
+def pipeline(walker: Walker, node: Node, extra: Extra | None) -> None:
+    parts = [c for c in node.children if c.is_named and c.type not in SKIP]
+    saved = (walker.ctx, walker.sink.cwd, walker.sink.cwd_known)
+    walker.ctx = (*saved[0], "pipeline")
+    try:
+        for index, part in enumerate(parts):
+            # Every element of a pipeline runs in a subshell: a cd there does not last.
+            walker.statement(part, extra if index == len(parts) - 1 else None)
+            walker.sink.cwd, walker.sink.cwd_known = saved[1], saved[2]
+    finally:
+        walker.ctx = saved[0]
+
+
+def redirected(walker: Walker, node: Node, extra: Extra | None) -> None:
+    body = node.child_by_field_name("body")
+    own = Extra()
+    pending: list[Node] = []
+    for child in node.children:
+        if child.type in REDIRECT_TYPES:
+            read_redirect(walker, child, own, pending)
+    own = own.merged(extra)
+    if body is None:
+        walker.add(node, (), [], own, [])
+    elif body.type in ("command", "pipeline", "list", "redirected_statement"):
+        walker.statement(body, own)
+    else:
+        walker.inherited.append(own)
+        try:
+            walker.statement(body)
+        finally:
+            walker.inherited.pop()
+    for later in pending:
+        walker.statement(later)
 
 
 def subshell(walker: Walker, node: Node, extra: Extra | None) -> None:
@@ -182,6 +238,9 @@ def bare_assignment(walker: Walker, node: Node, extra: Extra | None) -> None:
 
 Handler = Callable[["Walker", Node, "Extra | None"], None]
 HANDLERS: dict[str, Handler] = {
+    "list": statement_list,
+    "pipeline": pipeline,
+    "redirected_statement": redirected,
     "subshell": subshell,
     "compound_statement": group,
     "if_statement": if_statement,

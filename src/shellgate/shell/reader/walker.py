@@ -21,19 +21,15 @@ from collections.abc import Callable
 from tree_sitter import Node
 
 from shellgate.shell.reader import _parser, misreads
-from shellgate.shell.reader._parser import text
+from shellgate.shell.reader._parser import SKIP, text
 from shellgate.shell.reader.drafts import Draft, Extra, Runs, Sink
 from shellgate.shell.reader.heredocs import backtick_spans
 from shellgate.shell.reader.redirects import REDIRECT_TYPES, read_redirect
-from shellgate.shell.reader.words import WordReader, group_words
+from shellgate.shell.reader.reread import lexical_misreads, reread
+from shellgate.shell.reader.words import WordReader, group_words, odd_gap, split_at_newlines
 
 _SUBSTITUTIONS = {"command_substitution": "command substitution",
                   "process_substitution": "process substitution"}  # fmt: skip
-_MAX_PATCHES = 4096  # misreadings in one source past which it is not re-read
-_REREADS = 2  # rounds of patching before the re-read is walked as it stands
-#: A misread source larger than this is not re-read (its rough forms are read).
-_MAX_REREAD_BYTES = 32 * 1024
-_SKIP = frozenset({"comment", "heredoc_body", "heredoc_start", "heredoc_end"})
 _WORDISH = frozenset({"word", "string", "raw_string", "concatenation", "simple_expansion",
                       "expansion", "number", "ansi_c_string", "command_substitution",
                       "process_substitution", "arithmetic_expansion", "extglob_pattern",
@@ -147,77 +143,20 @@ class Walker:
         return raw.replace("\n", " ")
 
     def run(self, root: Node) -> None:
-        """Walk a parsed source; re-read it once if tree-sitter misread it.
-
-        Two kinds of misreading are known: a ``$'…'`` that tree-sitter ends
-        elsewhere than bash, and lexical ones (see :mod:`misreads`): backslashes
-        before blanks and newlines, CR, VT and FF, a ``#`` inside a word. The
-        re-read patches each place with same-length text that tree-sitter reads
-        as bash does, so the commands it had swallowed become segments (deny
-        rules see them) while every offset stays valid; the finding makes the
-        whole command ask.
-        """
+        """Walk a parsed source; re-read it once if tree-sitter misread it (see :mod:`reread`)."""
         try:
-            if self.lexical is not None:
-                lexical = self.lexical  # the re-read loop found them already
-            elif misreads.suspect(self.source):
-                lexical = misreads.find(root, self.source)
-            else:
-                lexical = []
+            lexical = lexical_misreads(root, self.source, self.lexical)
             self.block(root)
-            patches = [
-                (start, end, b"'" + b"x" * (end - start - 2) + b"'")
-                for start, end in self.words.misread
-            ]
-            if patches:
-                self.sink.note("ANSI-C string the parser misread; the command was re-read")
-            for word in self.words.split[:1]:
-                self.sink.note(f"the parser read '{word[:40]}' as one word; bash splits it")
-            if any(self.source[p[0] : p[1]] == p[2] for p in lexical):
-                # No same-length spelling fixes it (`<<<}\x`): reported, not re-read.
-                self.sink.note("the parser ends a word where bash does not")
-            lexical = [p for p in lexical if self.source[p[0] : p[1]] != p[2]]
-            if lexical:
-                self.sink.note(
-                    "the parser misread a backslash before a blank or newline or at the "
-                    "start of a line, a CR, VT or FF, or a '#' inside a word; the command "
-                    "was re-read as bash reads it"
-                )
-            if self.reread and lexical:
-                self.sink.unresolved = True  # deny rules get the rough forms too
-            if self.reread or not (patches or lexical):
-                return
-            if len(lexical) > _MAX_PATCHES or len(self.source) > _MAX_REREAD_BYTES:
-                # Not worth a second parse (each re-read round reads every token
-                # again: a 100 KB command took 250 ms): ask, and let deny rules see
-                # the rough forms.
-                self.sink.unresolved = True
-                return
-            fixed = misreads.escape_blanks(self.source) if lexical else self.source
-            for _ in range(_REREADS):  # a patch can uncover another misreading
-                patched = bytearray(fixed)
-                for start, end, replacement in sorted({*patches, *lexical}):
-                    patched[start:end] = replacement
-                fixed = bytes(patched)
-                root = _parser.parse(fixed)
-                if root.descendant_count > self.sink.max_nodes:
-                    # Read right, it is too large to walk: refused, as an input that
-                    # large is at the first parse (the input guard denies it).
-                    self.sink.refused = (
-                        f"command has {root.descendant_count} syntax nodes once read as bash "
-                        f"reads it, over the {self.sink.max_nodes}-node analysis limit; "
-                        "write long scripts to a file and run the file"
-                    )
-                    return
-                patches = []
-                found = misreads.find(root, fixed)
-                lexical = [p for p in found if fixed[p[0] : p[1]] != p[2]]
-                if not lexical:
-                    break
-            again = Walker(
-                fixed, self.sink, (*self.ctx, "re-read"), self.depth, reread=True, lexical=found
-            )
-            again.run(root)
+            again = reread(
+                self.source, self.sink, self.words.misread, self.words.split, lexical,
+                already=self.reread,
+            )  # fmt: skip
+            if again is not None:
+                nested = Walker(
+                    again.source, self.sink, (*self.ctx, "re-read"), self.depth,
+                    reread=True, lexical=again.lexical,
+                )  # fmt: skip
+                nested.run(again.root)
         finally:
             # The reader's hook is a bound method of this walker: a reference cycle.
             # Cut it, so the walk's objects go by reference counting; left to the
@@ -228,7 +167,7 @@ class Walker:
 
     def block(self, node: Node) -> None:
         for child in node.children:
-            if child.is_named and child.type not in _SKIP:
+            if child.is_named and child.type not in SKIP:
                 self.statement(child)
 
     def statement(self, node: Node, extra: Extra | None = None) -> None:
@@ -239,60 +178,9 @@ class Walker:
         elif kind == "ERROR":
             # analyse() reports the error itself; commands inside still get checked.
             self.descend("parse error", self.block, node, scoped=False)
-        elif kind not in _SKIP:
+        elif kind not in SKIP:
             self.sink.note(f"unsupported construct {kind} at '{self._short(node)}'")
             self.scan(node, kind)
-
-    def _list(self, node: Node, extra: Extra | None) -> None:
-        # ``a && b && c`` nests to the left without bound: flatten iteratively.
-        leaves: list[Node] = []
-        stack = [node]
-        while stack:
-            current = stack.pop()
-            if current.type == "list":
-                stack.extend(c for c in reversed(current.children) if c.is_named)
-            elif current.type not in _SKIP:
-                leaves.append(current)
-        saved = self.ctx
-        self.ctx = (*saved, "list")
-        try:
-            for index, leaf in enumerate(leaves):
-                self.statement(leaf, extra if index == len(leaves) - 1 else None)
-        finally:
-            self.ctx = saved
-
-    def _pipeline(self, node: Node, extra: Extra | None) -> None:
-        parts = [c for c in node.children if c.is_named and c.type not in _SKIP]
-        saved = (self.ctx, self.sink.cwd, self.sink.cwd_known)
-        self.ctx = (*saved[0], "pipeline")
-        try:
-            for index, part in enumerate(parts):
-                # Every element of a pipeline runs in a subshell: a cd there does not last.
-                self.statement(part, extra if index == len(parts) - 1 else None)
-                self.sink.cwd, self.sink.cwd_known = saved[1], saved[2]
-        finally:
-            self.ctx = saved[0]
-
-    def _redirected(self, node: Node, extra: Extra | None) -> None:
-        body = node.child_by_field_name("body")
-        own = Extra()
-        pending: list[Node] = []
-        for child in node.children:
-            if child.type in REDIRECT_TYPES:
-                read_redirect(self, child, own, pending)
-        own = own.merged(extra)
-        if body is None:
-            self.add(node, (), [], own, [])
-        elif body.type in ("command", "pipeline", "list", "redirected_statement"):
-            self.statement(body, own)
-        else:
-            self.inherited.append(own)
-            try:
-                self.statement(body)
-            finally:
-                self.inherited.pop()
-        for later in pending:
-            self.statement(later)
 
     def _command(self, node: Node, extra: Extra | None) -> None:
         # The same command text in the same place and directory drafts the same
@@ -315,20 +203,9 @@ class Walker:
         # tree-sitter-bash 0.25 can run a command's words across an unquoted newline
         # (`a | b | c⏎rm -rf / && d` parses `c rm -rf /` as one command, no ERROR
         # node); bash ends a simple command there. Split where bash would.
-        chunks = self._split_at_newlines(list(node.children))
+        chunks = split_at_newlines(self.source, list(node.children))
         for index, children in enumerate(chunks):
             self._command_from(node, children, extra if index == 0 else None, split=len(chunks) > 1)
-
-    def _split_at_newlines(self, children: list[Node]) -> list[list[Node]]:
-        chunks: list[list[Node]] = [[]]
-        for child in children:
-            current = chunks[-1]
-            if current:
-                gap = self.source[current[-1].end_byte : child.start_byte]
-                if b"\n" in gap.replace(b"\\\n", b""):
-                    chunks.append([])
-            chunks[-1].append(child)
-        return [c for c in chunks if c]
 
     def _command_from(
         self, node: Node, children: list[Node], extra: Extra | None, *, split: bool
@@ -344,7 +221,7 @@ class Walker:
         word_nodes: list[Node] = []
         previous: Node | None = None
         for child in children:
-            if previous is not None and self._odd_gap(previous, child):
+            if previous is not None and odd_gap(self.source, previous, child):
                 findings.append(
                     "backslash before a blank between words (tree-sitter and bash may "
                     "split this differently)"
@@ -357,7 +234,7 @@ class Walker:
                 word_nodes.extend(child.children)
             elif kind in REDIRECT_TYPES:
                 read_redirect(self, child, own, pending)
-            elif not child.is_named or kind not in _SKIP:
+            elif not child.is_named or kind not in SKIP:
                 # Anonymous tokens here are words tree-sitter lexed as operators ($, ==).
                 word_nodes.append(child)
         words = [
@@ -383,11 +260,6 @@ class Walker:
         )
         for later in pending:
             self.statement(later)
-
-    def _odd_gap(self, left: Node, right: Node) -> bool:
-        """A backslash outside every word (not a line continuation) is text misread."""
-        gap = self.source[left.end_byte : right.start_byte]
-        return b"\\" in gap and b"\\" in gap.replace(b"\\\n", b"")
 
     def assignment(self, node: Node, findings: list[str]) -> tuple[str, str]:
         name_node = node.child_by_field_name("name")
@@ -493,12 +365,9 @@ def _register() -> None:
     _HANDLERS.update(
         {
             "command": Walker._command,
-            "list": Walker._list,
-            "pipeline": Walker._pipeline,
-            "redirected_statement": Walker._redirected,
+            **compound.HANDLERS,
         }
     )
-    _HANDLERS.update(compound.HANDLERS)
 
 
 _register()

@@ -85,6 +85,25 @@ def group_words(source: bytes, nodes: Sequence[Node], findings: list[str]) -> li
     return groups
 
 
+def split_at_newlines(source: bytes, children: list[Node]) -> list[list[Node]]:
+    """``children`` of one command cut where an unquoted newline ends it in bash."""
+    chunks: list[list[Node]] = [[]]
+    for child in children:
+        current = chunks[-1]
+        if current:
+            gap = source[current[-1].end_byte : child.start_byte]
+            if b"\n" in gap.replace(b"\\\n", b""):
+                chunks.append([])
+        chunks[-1].append(child)
+    return [c for c in chunks if c]
+
+
+def odd_gap(source: bytes, left: Node, right: Node) -> bool:
+    """A backslash outside every word (not a line continuation) is text misread."""
+    gap = source[left.end_byte : right.start_byte]
+    return b"\\" in gap and b"\\" in gap.replace(b"\\\n", b"")
+
+
 def _ungapped(nodes: Sequence[Node], findings: list[str]) -> Sequence[Node]:
     """``nodes`` with each concatenation that spans a blank replaced by its parts.
 
