@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from shellgate.executors import _bwrap_state as state
 from tests.conftest import (
     ROOT,
     pids_with_arg,
@@ -159,6 +161,18 @@ def test_every_process_of_a_call_dies_with_a_sigkilled_gate(tmp_path: Path, kind
                 stream.close()
         stderr.close()
         reap_orphans(zombies)  # the dead gate's supervisors were orphaned to this process
+        _sweep_dead_gates(tmp_path)
+
+
+def _sweep_dead_gates(tmp: Path) -> None:
+    """Do what the next gate under this ``TMPDIR`` would: the killed gate's record
+    names its pids cgroup (a root bwrap gate), which would otherwise outlive the test."""
+    saved = tempfile.tempdir
+    tempfile.tempdir = str(tmp)
+    try:
+        state.sweep()
+    finally:
+        tempfile.tempdir = saved
 
 
 # -- the deadline ---------------------------------------------------------------
