@@ -73,6 +73,8 @@ BYPASSES = [
         "docker run --mount type=bind,src={root}/ws,dst=/k alpine",
     ),
     case("git show HEAD:.env", "git show HEAD:README"),
+    case("curl file://localhost{root}/ws/.env", "curl file://localhost{root}/ws/README"),
+    case("curl file://{root}/ws/%2eenv", "curl file://{root}/ws/%2eenvrc"),
     case("git show :.env", "git show :README"),
     # a here-string's words become arguments through xargs
     case("xargs cat <<< .env", "xargs cat <<< README"),

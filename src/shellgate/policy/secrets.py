@@ -19,7 +19,7 @@ reading of the segment (``argv``, the forms with wrappers peeled) counts, with
 the value of a ``--opt=VALUE`` or ``KEY=VALUE`` word, the option values the
 command catalog finds (glued ``-fFILE`` included), input redirections and a
 here-string's words, each also in pieces (:func:`_pieces`: ``@FILE``,
-``SRC:DST``…); a word that names no secret costs nothing. A relative word is
+``SRC:DST``, ``file://HOST/PATH``…); a word that names no secret costs nothing. A relative word is
 read in the segment's directory (``Segment.cwd``: a ``cd`` earlier in the same
 command moves it), in the directories its ``chdir`` options name (``git -C``),
 and as if the command ran in the home or the workspace; after a ``cd`` the
@@ -42,6 +42,7 @@ import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from urllib.parse import unquote
 
 from shellgate.config import Config
 from shellgate.hookspecs import hookimpl
@@ -180,7 +181,8 @@ def _pieces(word: str) -> list[str]:
     """The paths a word may carry inside it: after ``@`` (``curl -d @FILE``, ``F=@FILE``,
     response files), after a leading ``<`` (``curl -F 'f=<FILE'``), the parts between
     ``:``, ``,`` and ``=`` (``docker -v SRC:DST``, ``--mount src=DIR,dst=…``,
-    ``git show HEAD:FILE``), and the rest of a short option (``-iFILE``)."""
+    ``git show HEAD:FILE``), the path of a URL (``file://localhost/PATH``, decoded)
+    and the rest of a short option (``-iFILE``)."""
     out: list[str] = []
     if word.startswith("-") and not word.startswith("--") and len(word) > 2:
         out.append(word[2:])
@@ -190,6 +192,11 @@ def _pieces(word: str) -> list[str]:
             out.append(rest)
     if any(sep in word for sep in ":,="):
         out.extend(word.replace(",", ":").replace("=", ":").split(":"))
+    _, url, rest = word.partition("://")
+    if url:  # file://HOST/PATH, percent-encoded as tools decode it
+        _, slash, path = rest.partition("/")
+        if slash:
+            out.append(unquote("/" + path))
     return [p for p in out if p]
 
 
