@@ -82,6 +82,10 @@ class Segment(_Frozen):
     #: Canonical spellings (joined) of its forms, for deny and ask rules: options
     #: unbundled, aliased and sorted, inert ones dropped (``rm -Rf x``: ``rm -f -r x``).
     canonical: tuple[str, ...] = ()
+    #: The directory it runs in when known from the command itself (a ``cd``
+    #: earlier in the same list moves it), ``""`` when a ``cd`` made it unknown,
+    #: ``None`` when nothing says (the call's workdir).
+    cwd: str | None = None
 
     @property
     def command(self) -> str:

@@ -17,11 +17,14 @@ workspace).
 Which words a command reads: the layer names no command. Every word of every
 reading of the segment (``argv``, the forms with wrappers peeled) counts, with
 the value of a ``--opt=VALUE`` or ``KEY=VALUE`` word, the option values the
-command catalog finds (glued ``-fFILE`` included) and input redirections; a
-word that names no secret costs nothing. A relative word is also read as if the
-command ran in the home or the workspace (a ``cd`` earlier in the same command
-moves it), so ``cd ~ && cat .ssh/id_rsa`` asks too. Both sides are compared
-lexically and physically (symlinks resolved), as protected paths are.
+command catalog finds (glued ``-fFILE`` included), input redirections and a
+here-string's words, each also in pieces (:func:`_pieces`: ``@FILE``,
+``SRC:DST``, ``file://HOST/PATH``…); a word that names no secret costs nothing. A relative word is
+read in the segment's directory (``Segment.cwd``: a ``cd`` earlier in the same
+command moves it), in the directories its ``chdir`` options name (``git -C``),
+and as if the command ran in the home or the workspace; after a ``cd`` the
+analysis lost, it asks when it could end a secret's path. Both sides are
+compared lexically and physically (symlinks resolved), as protected paths are.
 
 Not caught (the sandbox's masks are the guard there): a directory that merely
 *contains* a secret (``grep -r TOKEN ~``, ``tar cf h.tar ~``) — asking for every
@@ -39,6 +42,7 @@ import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from urllib.parse import unquote
 
 from shellgate.config import Config
 from shellgate.hookspecs import hookimpl
@@ -63,6 +67,9 @@ WORKSPACE_SECRETS: tuple[str, ...] = (".env",)
 
 #: Redirections whose target is a file the command reads.
 _READ_REDIRECTS = frozenset({"<", "<>"})
+#: Names of the running command's own directory (the layer resolves them itself:
+#: ``os.path.realpath`` would read this process's).
+_CWD_PREFIXES = ("/proc/self/cwd", "/proc/thread-self/cwd", "~+")
 #: Words longer than this are no path anyone reads (PATH_MAX is 4096).
 _MAX_PATH = 4096
 
@@ -138,7 +145,10 @@ def _catalog_values(argv: tuple[str, ...]) -> tuple[str, ...]:
     spelled = entry.respell(argv) if entry.respell is not None else argv
     parsed = scan(spelled, entry.spec, through_double_dash=entry.through_double_dash)
     values = [hit.value for hit in parsed.hits if hit.value]
-    return (*values, *parsed.words)
+    # `git -C DIR`, `tar -C DIR`: its relative words are read in DIR too.
+    moved = [h.value for h in parsed.hits if h.value and h.opt is not None and h.opt.chdir]
+    joined = [os.path.join(d, w) for d in moved for w in (*values, *parsed.words) if w != d]
+    return (*values, *parsed.words, *joined)
 
 
 def read_words(segment: Segment) -> list[str]:
@@ -153,8 +163,41 @@ def read_words(segment: Segment) -> list[str]:
             if eq and value:
                 words.append(value)
         words.extend(_catalog_values(form))
-    words.extend(r.target for r in segment.redirects if r.op in _READ_REDIRECTS)
-    return [w for w in dict.fromkeys(words) if w and len(w) <= _MAX_PATH]
+    for r in segment.redirects:
+        if r.op in _READ_REDIRECTS:
+            words.append(r.target)
+        elif r.op == "<<<":  # its words may become arguments (`xargs cat <<< .env`)
+            words.extend(r.target.split())
+    out: dict[str, None] = {}
+    for word in words:
+        if word and len(word) <= _MAX_PATH:
+            out[word] = None
+            for piece in _pieces(word):
+                out[piece] = None
+    return list(out)
+
+
+def _pieces(word: str) -> list[str]:
+    """The paths a word may carry inside it: after ``@`` (``curl -d @FILE``, ``F=@FILE``,
+    response files), after a leading ``<`` (``curl -F 'f=<FILE'``), the parts between
+    ``:``, ``,`` and ``=`` (``docker -v SRC:DST``, ``--mount src=DIR,dst=…``,
+    ``git show HEAD:FILE``), the path of a URL (``file://localhost/PATH``, decoded)
+    and the rest of a short option (``-iFILE``)."""
+    out: list[str] = []
+    if word.startswith("-") and not word.startswith("--") and len(word) > 2:
+        out.append(word[2:])
+    for sep in "@<":
+        _, found, rest = word.partition(sep)
+        if found and rest:
+            out.append(rest)
+    if any(sep in word for sep in ":,="):
+        out.extend(word.replace(",", ":").replace("=", ":").split(":"))
+    _, url, rest = word.partition("://")
+    if url:  # file://HOST/PATH, percent-encoded as tools decode it
+        _, slash, path = rest.partition("/")
+        if slash:
+            out.append(unquote("/" + path))
+    return [p for p in out if p]
 
 
 class ProtectedReadsLayer:
@@ -207,9 +250,17 @@ class ProtectedReadsLayer:
                 self._by_workspace[workspace] = found
         return found
 
-    def names(self, word: str, call: CallInfo) -> Secret | None:
-        """The secret ``word`` names when read from ``call.workdir`` (``None``: none)."""
-        if word.startswith("~"):
+    def names(self, word: str, call: CallInfo, cwd: str | None = None) -> Secret | None:
+        """The secret ``word`` names when read from ``cwd`` (default ``call.workdir``;
+        ``""``: a directory a ``cd`` made unknown). ``None``: it names none."""
+        workdir = call.workdir if cwd is None else cwd
+        for prefix in _CWD_PREFIXES:  # the command's own directory, not this process's
+            if word == prefix or word.startswith(prefix + "/"):
+                word = "." + word[len(prefix) :]
+                break
+        if word.startswith("~-"):  # $OLDPWD: a directory this analysis does not know
+            word, workdir = "." + word[2:], ""
+        elif word.startswith("~"):
             word = os.path.expanduser(word)
         else:
             for prefix in ("${HOME}", "$HOME"):  # the analysis asks for these anyway
@@ -217,11 +268,21 @@ class ProtectedReadsLayer:
                     word = os.environ.get("HOME", "~") + word[len(prefix) :]
                     break
         secrets, prefixes = self._secrets(call.workspace)
-        lexical = os.path.normpath(os.path.join(call.workdir, word))
-        for path in (lexical, _physical(call.workdir, word, lexical)):
-            hit = _ancestor_in(path, secrets, prefixes)
-            if hit is not None:
-                return Secret(hit, secrets[hit])
+        if workdir or word.startswith("/"):
+            base = workdir or "/"
+            lexical = os.path.normpath(os.path.join(base, word))
+            physical = (
+                _physical(base, word, lexical)
+                if base == call.workdir  # canonical: only links below it count
+                else os.path.realpath(lexical)  # a cd may have gone through a link
+            )
+            paths = [lexical, physical]
+            if ".." in word:  # the kernel takes `..` after a link physically
+                paths.append(os.path.realpath(os.path.join(base, word)))
+            for path in paths:
+                hit = _ancestor_in(path, secrets, prefixes)
+                if hit is not None:
+                    return Secret(hit, secrets[hit])
         if not word.startswith("/"):
             relative = os.path.normpath(word)
             while relative.startswith("../"):
@@ -229,12 +290,26 @@ class ProtectedReadsLayer:
             hit = _ancestor_in(relative, self._relative, self._relative_prefixes)
             if hit is not None:
                 return Secret(hit, self._relative[hit])
+            if not workdir and relative not in ("", ".", ".."):
+                # Unknown directory: the word names a secret if it could be the end
+                # of one's path (over-asks, only after a cd the analysis lost).
+                return self._ending_in(relative, secrets)
+        return None
+
+    @staticmethod
+    def _ending_in(relative: str, secrets: dict[str, str]) -> Secret | None:
+        parts = relative.split("/")
+        for count in range(len(parts), 0, -1):
+            tail = "/" + "/".join(parts[:count])
+            for path, shown in secrets.items():
+                if path.endswith(tail):
+                    return Secret(path, shown)
         return None
 
     @hookimpl
     def shellgate_check(self, call: CallInfo, segment: Segment) -> Decision | None:
         for word in read_words(segment):
-            secret = self.names(word, call)
+            secret = self.names(word, call, segment.cwd)
             if secret is not None:
                 where = (
                     f"the secret path '{word}'"

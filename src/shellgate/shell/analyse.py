@@ -108,6 +108,7 @@ def _freeze(draft: Draft, whole: tuple[str, ...]) -> Segment:
         else tuple(draft.findings),
         writes=tuple(draft.writes),
         canonical=tuple(draft.canonical),
+        cwd=draft.cwd,
     )
 
 

@@ -82,6 +82,7 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
                             if other not in draft.forms:
                                 draft.forms.append(other)
     _writes(draft, sink, operands)
+    draft.cwd = sink.cwd if sink.cwd_known else ""  # before its own cd moves the shell
     _track_cd(draft, sink)
     # Keep order, drop repeats: one construct seen through several forms is one finding.
     draft.findings = list(dict.fromkeys(findings))

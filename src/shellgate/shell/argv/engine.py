@@ -86,6 +86,8 @@ class Opt:
     #: The options end with this one: the words after it are operands, even
     #: dashed ones (``python -m MOD -c x``: ``-c`` is the module's, not python's).
     last: bool = False
+    #: The value is a directory its relative operands are read in (``git -C``, ``tar -C``).
+    chdir: bool = False
 
     @property
     def canonical(self) -> str:

@@ -113,7 +113,7 @@ ENTRIES: tuple[Entry, ...] = (
             flag("-d --diff --compare"), flag("--delete"), flag("--remove-files"),
             flag("-z --gzip --gunzip --ungzip"), flag("-j --bzip2"), flag("-J --xz"),
             flag("-a --auto-compress"), flag("--zstd"),
-            val("-f --file"), val("-C --directory"), val("-T --files-from"),
+            val("-f --file"), val("-C --directory", chdir=True), val("-T --files-from"),
             val("-X --exclude-from"),
             val("-I --use-compress-program", runs="words"),
             val("-F --info-script --new-volume-script", runs="shell"),  # run by sh -c

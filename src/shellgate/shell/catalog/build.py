@@ -157,7 +157,8 @@ _GO_FLAGS = (
         "o", "pkgdir", "modfile", "debug-actiongraph", "debug-trace", "debug-runtime-trace")),
     *(val(f"-{name} -test.{name}", writes=True) for name in _GO_TEST_WRITES),
     *(val(f"-{name} -test.{name}") for name in _GO_TEST_VALUES),
-    *values("-C -p -asmflags -buildmode -buildvcs -compiler -gccgoflags -gcflags "
+    val("-C", chdir=True),
+    *values("-p -asmflags -buildmode -buildvcs -compiler -gccgoflags -gcflags "
             "-installsuffix -ldflags -mod -overlay -pgo -tags"),
 )  # fmt: skip
 _GO_COMMAND = Entry(("go-command",), GO_ANYWHERE, _GO_FLAGS, hooks=(_go_ldflags, _go_paths),
@@ -252,7 +253,8 @@ ENTRIES: tuple[Entry, ...] = (
         options=(
             val("-E --eval", finding="runs a makefile given on the command line"),
             val("-f --file --makefile", finding="reads its makefile from stdin", when=from_stdin),
-            val("-C --directory"), val("-I --include-dir"), val("-o --old-file --assume-old"),
+            val("-C --directory", chdir=True), val("-I --include-dir"),
+            val("-o --old-file --assume-old"),
             val("-W --what-if --new-file --assume-new"), val("--jobserver-style"),
             optional("-j --jobs"), optional("-l --load-average --max-load"),
             optional("-O --output-sync"), optional("--debug"), optional("--shuffle"),

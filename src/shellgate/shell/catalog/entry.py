@@ -154,9 +154,10 @@ def val(
     inert: bool = False,
     when: Callable[[str], bool] | None = None,
     last: bool = False,
+    chdir: bool = False,
 ) -> Opt:
     """An option with an argument (``takes`` words; ``OPTIONAL``: glued only)."""
-    return Opt(_names(names), takes, runs, finding, writes, deletes, inert, when, last)
+    return Opt(_names(names), takes, runs, finding, writes, deletes, inert, when, last, chdir)
 
 
 def optional(

@@ -397,7 +397,7 @@ ENTRIES: tuple[Entry, ...] = (
         ("git",),
         POSIX,
         options=(
-            val("-C", inert=True),
+            val("-C", inert=True, chdir=True),
             val("-c", finding=_CONFIG),
             val("--config-env", finding=_CONFIG),
             Opt(("--exec-path",), OPTIONAL, finding="runs git commands from another directory",

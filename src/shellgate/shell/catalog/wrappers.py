@@ -262,7 +262,7 @@ ENTRIES: tuple[Entry, ...] = (
         (
             flag("-i --ignore-environment", finding="runs its command with an empty environment"),
             val("-u --unset", finding="unsets a variable of its command's environment"),
-            val("-C --chdir", finding="runs its command in another directory"),
+            val("-C --chdir", finding="runs its command in another directory", chdir=True),
             val("-S --split-string", finding="splits a string into its command line"),
             flag("-0 --null", inert=True),
             flag("-v --debug", inert=True),
@@ -273,7 +273,8 @@ ENTRIES: tuple[Entry, ...] = (
     wrapper(
         "sudo",
         (
-            val("-u --user"), val("-g --group"), val("-C --close-from"), val("-D --chdir"),
+            val("-u --user"), val("-g --group"), val("-C --close-from"),
+            val("-D --chdir", chdir=True),
             val("-h --host"), val("-p --prompt"), val("-r --role"), val("-t --type"),
             val("-T --command-timeout"), val("-U --other-user"), val("-c --login-class"),
             flag("-s --shell"), flag("-i --login"), flag("-b --background"),

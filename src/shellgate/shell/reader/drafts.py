@@ -48,6 +48,8 @@ class Draft:
     #: Deny-side readings of a dynamic argv: expansions empty (words they empty
     #: kept, and dropped as bash drops an unquoted one).
     readings: list[Argv] = field(default_factory=list)
+    #: The directory it runs in ("" unknown: a ``cd`` the analysis cannot follow).
+    cwd: str | None = None
 
 
 @dataclass
