@@ -31,7 +31,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import pwd
 import threading
 from collections.abc import Iterable
 
@@ -55,7 +54,7 @@ from shellgate.executors._process import signal_name
 from shellgate.executors._seccomp import SeccompError, build_filter, filter_fd
 from shellgate.executors.base import ExecRequest, ExecSpec, Executor, SpawnPlan
 from shellgate.models import MODE_ORDER, OutputView, SandboxMode
-from shellgate.policy.secrets import secret_paths
+from shellgate.policy.secrets import homes, secret_paths
 
 #: stderr texts that mean the sandbox (not the command's own logic) said no.
 DENIAL_SIGNATURES: tuple[str, ...] = (
@@ -70,14 +69,6 @@ _log = logging.getLogger("shellgate.executors")
 HELPER_INSIDE = "/tmp/.shellgate-sg-exec"  # noqa: S108 - inside the sandbox's own tmpfs
 
 
-def _homes() -> list[str]:
-    """$HOME and the password database's home (they may differ; mask both)."""
-    homes = [os.path.realpath(os.path.expanduser("~"))]
-    with contextlib.suppress(KeyError):
-        homes.append(os.path.realpath(pwd.getpwuid(os.getuid()).pw_dir))
-    return list(dict.fromkeys(homes))
-
-
 class BwrapExecutor(Executor):
     """CI agents and shared hosts: bubblewrap namespaces, seccomp, masked secrets."""
 
@@ -86,7 +77,7 @@ class BwrapExecutor(Executor):
 
     def __init__(self, config: Config, *, spill: SpillStore | None = None) -> None:
         super().__init__(config, spill=spill)
-        self.homes = _homes()
+        self.homes = homes()  # the same homes the protected-reads layer reads
         self._bwrap: str | None = None
         self._program: bytes | None = None  # the compiled seccomp filter
         self._cgroup_procs: str | None = None  # the gate's pids cgroup (root gates only)
