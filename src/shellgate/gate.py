@@ -200,9 +200,11 @@ class Gate:
             return self._refused(tool, owner, arguments, str(exc))
         except ShellgateError as exc:
             return ToolResult(render.error(str(exc)), True, "error")
-        shown = repr(tool) if len(repr(tool)) <= 80 else repr(tool)[:77] + "..."
         return self._refused(
-            tool, owner, arguments, f"unknown tool {shown}; the tools are {', '.join(TOOL_NAMES)}"
+            tool,
+            owner,
+            arguments,
+            f"unknown tool {render.shorten(repr(tool))}; the tools are {', '.join(TOOL_NAMES)}",
         )
 
     def _refused(self, tool: str, owner: Owner, arguments: object, error: str) -> ToolResult:

@@ -109,10 +109,14 @@ def already_finished(task_id: str, result: RunResult | None) -> str:
     return f"task {task_id} had already finished {status(result)}"
 
 
+def shorten(text: str, limit: int = 80) -> str:
+    """``text`` as a short mention: at most ``limit`` characters, ``...`` where cut."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def completion_notice(task_id: str, command: str, result: RunResult | None) -> str:
-    shown = command if len(command) <= 80 else command[:77] + "..."
     return (
-        f"background task {task_id} ({shown}) finished {status(result)}. "
+        f"background task {task_id} ({shorten(command)}) finished {status(result)}. "
         "Read its output with bash_output."
     )
 

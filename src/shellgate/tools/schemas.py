@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from shellgate.errors import ToolInputError
 from shellgate.models import MODE_ORDER, SandboxMode
+from shellgate.tools.render import shorten
 
 BASH_DESCRIPTION = (
     "Run a shell command with `bash -c` in a fresh non-interactive shell and return its "
@@ -149,7 +150,7 @@ def _shown(value: object) -> str:
         text = json.dumps(value)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return shorten(text)
 
 
 def _require_object(arguments: object) -> dict[str, Any]:
