@@ -13,7 +13,9 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     "AllowApprover": "shellgate.approval",
+    "Approval": "shellgate.approval",
     "ApprovalAnswer": "shellgate.models",
+    "ApprovalRefused": "shellgate.approval",
     "ApprovalRequest": "shellgate.models",
     "Approver": "shellgate.approval",
     "AuditError": "shellgate.errors",
@@ -26,6 +28,7 @@ _EXPORTS: dict[str, str] = {
     "DenyApprover": "shellgate.approval",
     "ExecutionError": "shellgate.errors",
     "Gate": "shellgate.gate",
+    "GateDecision": "shellgate.resume",
     "NoticeSink": "shellgate.tools.tasks",
     "Owner": "shellgate.tools.tasks",
     "PluginError": "shellgate.errors",
@@ -47,7 +50,9 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "AllowApprover",
+    "Approval",
     "ApprovalAnswer",
+    "ApprovalRefused",
     "ApprovalRequest",
     "Approver",
     "AuditError",
@@ -60,6 +65,7 @@ __all__ = [
     "DenyApprover",
     "ExecutionError",
     "Gate",
+    "GateDecision",
     "NoticeSink",
     "Owner",
     "PluginError",
@@ -97,6 +103,8 @@ def __dir__() -> list[str]:
 if _typing.TYPE_CHECKING:
     from shellgate.approval import (
         AllowApprover,
+        Approval,
+        ApprovalRefused,
         Approver,
         CallbackApprover,
         DenyApprover,
@@ -126,5 +134,6 @@ if _typing.TYPE_CHECKING:
         Segment,
         Verdict,
     )
+    from shellgate.resume import GateDecision
     from shellgate.tools.schemas import schemas
     from shellgate.tools.tasks import NoticeSink, Owner

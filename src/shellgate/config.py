@@ -128,6 +128,9 @@ class ApprovalConfig(_Section):
     mode: Literal["deny", "prompt", "allow"] = "deny"
     timeout_ms: int = Field(300_000, gt=0)
     allow_session: bool = False
+    #: How long an approval given out of band (``gate.decide`` → ``gate.approve``)
+    #: stays good for the call it covers.
+    resume_ttl_ms: int = Field(3_600_000, gt=0)
 
 
 class AuditConfig(_Section):

@@ -21,19 +21,19 @@ from types import TracebackType
 from typing import Any, Literal
 
 from shellgate.approval import Approver, SessionGrants, make_approver
+from shellgate.approval.sealed import Approval, ApprovalSeal
 from shellgate.audit import AuditLog
 from shellgate.config import Config, load_config
 from shellgate.decider import Decider
 from shellgate.errors import ShellgateError, TaskError, ToolInputError
 from shellgate.executors import Executor, SpillStore, make_executor
 from shellgate.models import CallInfo, ExecutorKind, RunResult
+from shellgate.resume import TOOL_NAMES, GateDecision, approve, decide
 from shellgate.tools import render
 from shellgate.tools.bash import BashCall
 from shellgate.tools.schemas import schemas as _schemas
 from shellgate.tools.schemas import validate_task
 from shellgate.tools.tasks import NoticeSink, Owner, QueueNotices, TaskRegistry
-
-TOOL_NAMES = ("bash", "bash_output", "bash_kill")
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,7 @@ class Gate:
         env: Mapping[str, str] | None = None,
         session: str | None = None,
         keep_spill: bool = False,
+        approval_key: bytes | None = None,
     ) -> None:
         self.config = config if config is not None else load_config()
         self.decider = Decider(self.config)
@@ -76,6 +77,7 @@ class Gate:
             else AuditLog(self.config.audit.path, fsync=self.config.audit.fsync)
         )
         self.grants = SessionGrants()
+        self.seal = ApprovalSeal(approval_key)
         self.env = dict(env or {})
         self.session = session or secrets.token_hex(8)
         self.spill = SpillStore(self.config.executor.spill_budget_bytes)
@@ -112,6 +114,11 @@ class Gate:
         self.spill.close(keep_files=self.keep_spill)
         self.decider.close()
         self.audit.close()
+
+    @property
+    def opened(self) -> bool:
+        """Whether the gate has been opened (the first call opens it)."""
+        return self._opened
 
     @property
     def closing(self) -> bool:
@@ -182,8 +189,18 @@ class Gate:
         tenant: str | None = None,
         session: str | None = None,
         abort: asyncio.Event | None = None,
+        approval: Approval | str | None = None,
+        decision: GateDecision | str | None = None,
     ) -> ToolResult:
-        """Run one tool call through the gate; never raises for model-facing outcomes."""
+        """Run one tool call through the gate; never raises for model-facing outcomes.
+
+        ``decision`` (from :meth:`decide`) runs this call on that decision instead
+        of deciding again; ``approval`` (from :meth:`approve`) is a person's answer
+        to such a decision and implies it. Either covers one call only: the same
+        tool, arguments, subject, tenant and session, not used before, not
+        expired; a decision that needs approval runs only with one. Anything else
+        is a deny (``outcome`` ``"not approved"``), audited.
+        """
         owner = self.owner(subject, tenant, session)
         if self._closing:
             return ToolResult(
@@ -193,7 +210,10 @@ class Gate:
             await self.open()
         try:
             if tool == "bash":
-                return await BashCall(self, owner, arguments, abort).run()
+                did = decision.id if isinstance(decision, GateDecision) else decision
+                return await BashCall(self, owner, arguments, abort, approval, did).run()
+            if approval is not None or decision is not None:
+                raise ToolInputError(f"{tool} runs no command and takes no approval or decision")
             if tool in ("bash_output", "bash_kill"):
                 return self._task_call(tool, owner, arguments)
         except (ToolInputError, TaskError) as exc:
@@ -206,6 +226,41 @@ class Gate:
             arguments,
             f"unknown tool {render.shorten(repr(tool))}; the tools are {', '.join(TOOL_NAMES)}",
         )
+
+    async def decide(
+        self,
+        tool: str,
+        arguments: object,
+        *,
+        subject: str | None = None,
+        tenant: str | None = None,
+        session: str | None = None,
+    ) -> GateDecision:
+        """Decide one tool call without running it; the decision is audited.
+
+        For frameworks that approve by pausing a run: on ``needs_approval``, show
+        ``question`` to a person, then pass :meth:`approve`'s answer to
+        :meth:`call`. ``bash_output``/``bash_kill`` run no command: always
+        ``allow`` (calling them is audited as usual). Arguments the call would
+        refuse give ``deny`` with ``invalid`` set and the call's error text.
+        """
+        return await decide(self, tool, arguments, self.owner(subject, tenant, session))
+
+    def approve(
+        self,
+        decision: GateDecision,
+        approver: str,
+        *,
+        answer: Literal["allow_once", "deny"] = "allow_once",
+        message: str | None = None,
+    ) -> Approval:
+        """A person's answer to ``decision``, sealed for :meth:`call`.
+
+        ``approver`` is that person's identity: the audit log records it as the
+        approver. Raises :class:`~shellgate.errors.ShellgateError` for a decision
+        that needs no approval, or was not made by this gate.
+        """
+        return approve(self, decision, approver, answer, message)
 
     def _refused(self, tool: str, owner: Owner, arguments: object, error: str) -> ToolResult:
         """A call refused before anything was decided: answered, and still on the record."""
@@ -300,6 +355,12 @@ class SyncGate:
 
     def call(self, tool: str, arguments: object, **kwargs: Any) -> ToolResult:
         return self._runner.run(self.gate.call(tool, arguments, **kwargs))
+
+    def decide(self, tool: str, arguments: object, **kwargs: Any) -> GateDecision:
+        return self._runner.run(self.gate.decide(tool, arguments, **kwargs))
+
+    def approve(self, decision: GateDecision, approver: str, **kwargs: Any) -> Approval:
+        return self.gate.approve(decision, approver, **kwargs)
 
     def wait_task(self, task_id: str, **kwargs: Any) -> None:
         self._runner.run(self.gate.wait_task(task_id, **kwargs))

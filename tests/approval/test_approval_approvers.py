@@ -208,6 +208,7 @@ def test_public_names_match_all() -> None:
     public = {name for name in vars(approval) if not name.startswith("_")}
     modules = {
         "base",
+        "sealed",
         "prompt",
         "scope",
         "question",

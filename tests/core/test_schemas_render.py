@@ -70,6 +70,10 @@ def test_public_names_match_all() -> None:
         "demo",
         "mcp_server",
         "mcp_wire",
+        "resume",
+        "integrations",
+        "mcp_http",
+        "hooks_host",
     }
     public = {n for n in dir(shellgate) if not n.startswith("_")} - modules
     assert public == set(shellgate.__all__) - {"__version__"}

@@ -9,6 +9,9 @@ unoffered session grant all mean ``deny``). Built-ins:
 * :class:`CallbackApprover` — a function from the Python API;
 * :class:`AllowApprover` — tests only; warns on every use.
 
+An answer given out of band (a framework that pauses a run and resumes it) is an
+:class:`Approval`, sealed and bound to one call by :class:`ApprovalSeal` (:mod:`.sealed`).
+
 Allow-for-session is offered only where the deployment permits it
 (:func:`session_scope` with ``permitted=config.approval.allow_session``) and
 covers exact simple commands, never interpreters or wrappers (:mod:`.scope`).
@@ -36,11 +39,15 @@ from shellgate.approval.scope import (
     segment_key,
     session_scope,
 )
+from shellgate.approval.sealed import Approval, ApprovalRefused, ApprovalSeal, arguments_digest
 from shellgate.config import ApprovalConfig
 
 __all__ = [
     "INTERPRETERS_AND_WRAPPERS",
     "AllowApprover",
+    "Approval",
+    "ApprovalRefused",
+    "ApprovalSeal",
     "Approver",
     "CallbackApprover",
     "DenyApprover",
@@ -48,6 +55,7 @@ __all__ = [
     "SessionGrants",
     "approval_question",
     "approver_name",
+    "arguments_digest",
     "ask_with_timeout",
     "make_approver",
     "runs_other_code",

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from shellgate.approval import ask_with_timeout, session_scope
 from shellgate.approval.question import approval_question
+from shellgate.approval.sealed import Approval, ApprovalRefused, arguments_digest
 from shellgate.errors import ExecutionError, TaskError, ToolInputError
 from shellgate.executors import ExecRequest, Executor
 from shellgate.models import (
@@ -56,14 +57,49 @@ def _segments(verdict: Verdict) -> list[dict[str, Any]]:
     ]
 
 
+@dataclasses.dataclass(frozen=True)
+class Decided:
+    """A ``bash`` call's decision, on the record, and what running it needs."""
+
+    args: SandboxedBashArgs
+    call: CallInfo
+    verdict: Verdict
+    escalation: SandboxMode | None
+    current: SandboxMode
+    kind: str
+
+
+def bash_digest(args: SandboxedBashArgs) -> str:
+    """What an approval is bound to: the validated arguments, defaults filled in."""
+    return arguments_digest("bash", args.model_dump(mode="json"))
+
+
+def _approval_decision_id(approval: Approval | str) -> str:
+    """The decision an approval claims to answer, for the record (unchecked)."""
+    if isinstance(approval, Approval):
+        return approval.decision_id[:64]
+    try:
+        return Approval.parse(approval).decision_id[:64]
+    except ApprovalRefused:
+        return ""
+
+
 class BashCall:
     def __init__(
-        self, gate: Gate, owner: Owner, arguments: object, abort: asyncio.Event | None
+        self,
+        gate: Gate,
+        owner: Owner,
+        arguments: object,
+        abort: asyncio.Event | None,
+        approval: Approval | str | None = None,
+        decision: str | None = None,
     ) -> None:
         self.gate = gate
         self.owner = owner
         self.arguments = arguments
         self.abort = abort
+        self.approval = approval
+        self.decision = decision
         self.call_id = secrets.token_hex(8)
 
     def _audit(self, kind: str, **fields: object) -> None:
@@ -76,7 +112,11 @@ class BashCall:
 
         return ToolResult(text, is_error, outcome, run)  # type: ignore[arg-type]
 
-    async def run(self) -> ToolResult:
+    async def decide(self, via: str | None = None) -> Decided:
+        """Validate, resolve the workdir, decide and put the decision on the record.
+
+        Raises :class:`ToolInputError` for arguments refused before any decision.
+        """
         gate = self.gate
         args = validate_bash(self.arguments, sandboxed=gate.sandboxed)
         try:
@@ -90,6 +130,9 @@ class BashCall:
         escalation = self._escalation(args)
         current = gate.config.sandbox.mode
         kind = "bwrap" if verdict.require_sandbox else gate.config.executor.kind
+        extra: dict[str, object] = {}
+        if via is not None:
+            extra["via"] = via
         self._audit(
             "decision",
             subject=call.subject,
@@ -107,18 +150,75 @@ class BashCall:
             executor=kind,
             sandbox_mode=escalation or current,
             background=args.run_in_background,
+            **extra,
         )
+        return Decided(args, call, verdict, escalation, current, kind)
+
+    async def run(self) -> ToolResult:
+        gate = self.gate
+        if self.decision is not None or self.approval is not None:
+            resumed = self._resume()
+            if not isinstance(resumed, Decided):
+                return resumed
+            return await self._execute(
+                resumed.call, resumed.args, resumed.kind, resumed.escalation or resumed.current
+            )
+        d = await self.decide()
+        call, verdict, escalation = d.call, d.verdict, d.escalation
         if verdict.effect == "deny":
             self._audit("result", is_error=True, outcome="denied")
             return self._result(render.policy_denied(verdict.decision), True, "denied")
         covered = verdict.effect == "ask" and gate.grants.covers(call, verdict)
         if (verdict.effect == "ask" and not covered) or escalation is not None:
-            refusal = await self._approve(call, verdict, escalation, args.justification, current)
+            refusal = await self._approve(
+                call, verdict, escalation, d.args.justification, d.current
+            )
             if refusal is not None:
                 return refusal
         elif covered:
             self._audit("approval", answer="allow_session", approver="session-grant", question="")
-        return await self._execute(call, args, kind, escalation or current)
+        return await self._execute(call, d.args, d.kind, escalation or d.current)
+
+    def _resume(self) -> Decided | ToolResult:
+        """Run on a decision made earlier (``gate.decide``): once, for this exact call.
+
+        A decision that needs approval needs a sealed approval for it
+        (``gate.approve``). The records join the decision's (its id is their
+        ``call_id``); nothing is decided again.
+        """
+        args = validate_bash(self.arguments, sandboxed=self.gate.sandboxed)
+        claimed = self.decision if self.decision is not None else None
+        if claimed is None and self.approval is not None:
+            claimed = _approval_decision_id(self.approval)
+        if claimed:
+            self.call_id = claimed[:64]
+        owner = (self.owner.subject, self.owner.tenant, self.owner.session)
+        try:
+            pending, approval = self.gate.seal.redeem(
+                claimed or "", self.approval, digest=bash_digest(args), owner=owner
+            )
+            d = pending.decided
+            assert isinstance(d, Decided)
+            needs = d.verdict.effect == "ask" or d.escalation is not None
+            if needs and approval is None:
+                raise ApprovalRefused(
+                    f"decision {claimed} needs a person's approval, and none was given"
+                )
+        except ApprovalRefused as exc:
+            self._audit(
+                "approval", via="approval", answer="deny", message=str(exc), approver="shellgate"
+            )
+            self._audit("result", is_error=True, outcome="not approved")
+            return self._result(render.approval_refused(str(exc)), True, "not approved")
+        if approval is None:  # the approval's own record was written by gate.approve()
+            return d
+        if approval.answer == "deny":
+            self._audit("result", is_error=True, outcome="not approved")
+            text = render.approval_denied(
+                d.verdict.decision, approval.approver, approval.message, escalation=d.escalation
+            )
+            return self._result(text, True, "not approved")
+        return d
 
     def _escalation(self, args: SandboxedBashArgs) -> SandboxMode | None:
         wanted = args.sandbox_permissions

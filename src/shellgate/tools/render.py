@@ -152,6 +152,11 @@ def approval_denied(
     )
 
 
+def approval_refused(why: str) -> str:
+    """An out-of-band approval that does not cover the call presenting it."""
+    return error(f"not approved: {why}; the command was not run")
+
+
 def with_notices(notices: Sequence[str], text: str) -> str:
     """MCP: pending completion notices go at the top of the next tool result."""
     if not notices:

@@ -1,0 +1,169 @@
+"""Decide now, run later: the public decide/approve steps of :class:`~shellgate.gate.Gate`.
+
+Agent frameworks approve by pausing a run and resuming it with a person's answer.
+:func:`decide` runs the waterfall and puts the decision on the record with nothing
+run; :func:`approve` seals a person's answer to it (:mod:`shellgate.approval.sealed`).
+``Gate.call(..., decision=…)`` or ``approval=…`` then runs that exact call on that
+decision — once, before it expires, with no second decision — and its records
+carry the decision's id as their ``call_id``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from shellgate.approval import approval_question
+from shellgate.approval.sealed import Approval, Pending, arguments_digest
+from shellgate.errors import ShellgateError, ToolInputError
+from shellgate.models import Effect, SandboxMode, Verdict
+from shellgate.tools import render
+from shellgate.tools.bash import BashCall, bash_digest
+from shellgate.tools.schemas import validate_task
+from shellgate.tools.tasks import Owner
+
+if TYPE_CHECKING:
+    from shellgate.gate import Gate
+
+TOOL_NAMES = ("bash", "bash_output", "bash_kill")
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    """What :meth:`Gate.decide` found, on the record, with nothing run.
+
+    ``effect`` is the verdict (``allow``/``ask``/``deny``). ``needs_approval``
+    says a person must approve before :meth:`Gate.call` runs it (an ``ask``, or a
+    sandbox escalation); ``question`` is what to show them. For ``deny`` — also
+    for arguments refused before any decision (``invalid``) — ``text`` is the
+    model-facing refusal, exactly what :meth:`Gate.call` would have answered.
+    """
+
+    id: str
+    tool: str
+    arguments: Mapping[str, object]
+    subject: str
+    tenant: str
+    session: str
+    effect: Effect
+    reason: str
+    layer: str = ""
+    rule: str | None = None
+    question: str | None = None
+    text: str | None = None
+    escalation: SandboxMode | None = None
+    expires_at: float = 0.0
+    invalid: bool = False
+    verdict: Verdict | None = None
+
+    @property
+    def needs_approval(self) -> bool:
+        return self.effect != "deny" and (self.effect == "ask" or self.escalation is not None)
+
+
+
+async def decide(gate: Gate, tool: str, arguments: object, owner: Owner) -> GateDecision:
+    """See :meth:`Gate.decide`."""
+
+    def answer(effect: Effect, reason: str, **more: Any) -> GateDecision:
+        return GateDecision(
+            more.pop("id", ""),
+            tool,
+            more.pop("arguments", {}),
+            owner.subject,
+            owner.tenant,
+            owner.session,
+            effect,
+            reason,
+            **more,
+        )
+
+    if gate.closing:
+        text = render.error("the gate is shutting down; no new calls")
+        return answer("deny", "the gate is shutting down", text=text)
+    if not gate.opened:
+        await gate.open()
+    bash = BashCall(gate, owner, arguments, None)
+    try:
+        if tool in ("bash_output", "bash_kill"):
+            task_id = validate_task(arguments)
+            return answer("allow", f"{tool} runs no command", layer="tools",
+                          arguments={"task_id": task_id})
+        if tool != "bash":
+            raise ToolInputError(
+                f"unknown tool {render.shorten(repr(tool))}; the tools are "
+                f"{', '.join(TOOL_NAMES)}"
+            )
+        d = await bash.decide(via="decide")
+    except ToolInputError as exc:
+        text = gate._refused(tool, owner, arguments, str(exc)).text
+        return answer("deny", str(exc), text=text, invalid=True)
+    verdict = d.verdict
+    expires = time.time() + gate.config.approval.resume_ttl_ms / 1000
+    decision = answer(
+        verdict.effect,
+        verdict.decision.reason,
+        id=bash.call_id,
+        arguments=d.args.model_dump(mode="json"),
+        layer=verdict.decision.layer,
+        rule=verdict.decision.rule,
+        escalation=d.escalation if verdict.effect != "deny" else None,
+        expires_at=expires,
+        verdict=verdict,
+    )
+    if verdict.effect == "deny":
+        return dataclasses.replace(decision, text=render.policy_denied(verdict.decision))
+    owner_key = (owner.subject, owner.tenant, owner.session)
+    gate.seal.issue(decision.id, Pending(bash_digest(d.args), owner_key, expires, d))
+    if decision.needs_approval:
+        question = approval_question(d.call.command, verdict, d.escalation, d.current)
+        return dataclasses.replace(decision, question=question)
+    return decision
+
+
+def approve(
+    gate: Gate,
+    decision: GateDecision,
+    approver: str,
+    answer: Literal["allow_once", "deny"],
+    message: str | None,
+) -> Approval:
+    """See :meth:`Gate.approve`."""
+    if not isinstance(approver, str) or not approver.strip():
+        raise ShellgateError("approve() needs the approver's identity (a non-empty name)")
+    if answer not in ("allow_once", "deny"):
+        raise ShellgateError(f"approve() answers allow_once or deny, not {answer!r}")
+    if not decision.needs_approval or not decision.id:
+        raise ShellgateError(
+            f"decision {decision.id or '(none)'} is {decision.effect!r} and needs no approval"
+        )
+    sealed = gate.seal.seal(
+        Approval(
+            decision_id=decision.id,
+            tool=decision.tool,
+            digest=arguments_digest(decision.tool, dict(decision.arguments)),
+            subject=decision.subject,
+            tenant=decision.tenant,
+            session=decision.session,
+            approver=approver.strip(),
+            answer=answer,
+            expires_at=decision.expires_at,
+            message=message,
+        )
+    )
+    gate.audit.append(
+        {
+            "type": "approval",
+            "call_id": decision.id,
+            "via": "approve",
+            "question": decision.question or "",
+            "escalation": decision.escalation,
+            "answer": answer,
+            "message": message,
+            "approver": sealed.approver,
+        }
+    )
+    return sealed
