@@ -262,3 +262,15 @@ async def test_approve_needs_a_name(gate: Gate) -> None:
 async def test_approval_parse_rejects_non_tokens() -> None:
     with pytest.raises(ShellgateError):
         Approval.parse(123)  # type: ignore[arg-type]
+
+
+def test_sync_gate_decides_and_resumes(tmp_path: Path) -> None:
+    from shellgate.gate import SyncGate
+
+    with SyncGate(make_config(tmp_path, policy={"default": "ask"})) as sync:
+        decision = sync.decide("bash", touch_args())
+        assert decision.needs_approval
+        result = sync.call("bash", touch_args(), approval=sync.approve(decision, "dana"))
+    assert result.outcome == "ok"
+    assert (tmp_path / "ws" / "made").exists()
+    assert records(tmp_path)[1]["approver"] == "dana"
