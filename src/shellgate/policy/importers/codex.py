@@ -136,7 +136,8 @@ def _patterns(alts: list[tuple[str, ...]]) -> tuple[str, ...]:
         count *= len(options)
     if count <= MAX_EXPANSION:
         return tuple(words_pattern(words, prefix=True) for words in itertools.product(*alts))
-    source = " ".join("(?:" + "|".join(re.escape(o) for o in options) + ")" for options in alts)
+    source = " ".join(re.escape(options[0]) if len(options) == 1 else
+                      "(?:" + "|".join(re.escape(o) for o in options) + ")" for options in alts)
     return ("re:" + source + "(?: .*)?",)
 
 

@@ -113,11 +113,14 @@ class Imported:
 def words_pattern(words: Sequence[str], *, prefix: bool) -> str:
     """The shellgate pattern for exactly ``words`` (``prefix``: with any arguments after).
 
-    Plain text when every word is plain (``git diff *``); otherwise a ``re:``
-    pattern that reads each word literally (a word with ``*``, an empty word, a
-    first word that would read as ``re:``).
+    Plain text when every word is plain (``git diff *``; a word holding single
+    spaces is plain too, since shellgate matches the words joined by spaces);
+    otherwise a ``re:`` pattern that reads each word literally (a word with ``*``,
+    an empty word, other whitespace, a first word that would read as ``re:``).
     """
-    plain = all(w and "*" not in w and not any(c.isspace() for c in w) for w in words)
+    plain = all(w and "*" not in w and w == " ".join(w.split(" ")) and w.strip() == w
+                and not any(c.isspace() and c != " " for c in w) and "  " not in w
+                for w in words)
     if plain and words and not words[0].startswith("re:"):
         return " ".join(words) + (" *" if prefix else "")
     source = " ".join(re.escape(w) for w in words)
