@@ -62,3 +62,18 @@ def test_a_mode_bound_deny_is_imported_unconditionally(tmp_path: Path) -> None:
     (only,) = imported.rules
     assert only.write
     assert "imported as 'rm *'" in imported.notes[0].message
+
+
+def test_commas_and_quotes_survive_into_a_set_that_loads(tmp_path: Path) -> None:
+    from shellgate.config import Config
+    from shellgate.policy.importers.writer import write_set
+    from shellgate.policy.loader import load_policy_set
+
+    imported = read(tmp_path, rule("commandRegex = 'echo a{1,3}'\ndecision = \"deny\"\n"
+                                   "priority = 5\ndeny_message = 'No, \"never\"'"))
+    out = tmp_path / "set"
+    written = write_set(imported, out, Config())
+    (loaded,) = load_policy_set(out).rules
+    assert loaded.pattern.text == "re:(?:echo a{1,3}).*"
+    assert loaded.reason == 'No, "never"'
+    assert written.tests == 0  # a regex gives no certain command to test

@@ -18,7 +18,9 @@ def test_lint_suggests_the_shellgate_pattern_for_bash_prefix_rules(tmp_path: Pat
     lines = done.stdout.splitlines()
     assert lines[0] == (f"{directory / 'policy.csv'}:1: pattern 'Bash(git diff:*)' is Claude "
                         "Code's permission syntax, not a shellgate pattern: write 'git diff *'")
-    assert lines[1].endswith("legacy ':*' prefix form, not a shellgate pattern: write 'git log *'")
+    assert lines[1].endswith(": pattern 'git log:*' matches 'git log:' followed by anything; if "
+                             "it is Claude Code's legacy ':*' prefix form, the shellgate pattern "
+                             "is 'git log *'")
     assert lines[2] == "2 findings"
     assert "diff: *)" not in done.stdout
 

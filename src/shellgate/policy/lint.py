@@ -59,12 +59,15 @@ def _claude_finding(text: str) -> str | None:
     if not (text.startswith("Bash(") and text.endswith(")")) and not text.endswith(":*"):
         return None
     fix = suggest(text)
-    form = ("Claude Code's permission syntax" if text.startswith("Bash(")
-            else "Claude Code's legacy ':*' prefix form")
+    if not text.startswith("Bash("):
+        # "npm run test:*" is also a valid glob (test:unit, test:e2e): say both.
+        return (f"pattern {text!r} matches {text[:-1]!r} followed by anything; if it is "
+                f"Claude Code's legacy ':*' prefix form, the shellgate pattern is {fix!r}")
     if fix is None:
-        return (f"pattern {text!r} is {form}, not a shellgate pattern: write the command "
-                "itself, one rule per simple command")
-    return f"pattern {text!r} is {form}, not a shellgate pattern: write {fix!r}"
+        return (f"pattern {text!r} is Claude Code's permission syntax, not a shellgate "
+                "pattern: write the command itself, one rule per simple command")
+    return (f"pattern {text!r} is Claude Code's permission syntax, not a shellgate pattern: "
+            f"write {fix!r}")
 
 
 def _pattern_findings(rule: Rule) -> list[str]:

@@ -139,7 +139,8 @@ def _entry_lines(text: str, entries: list[str], key: str) -> list[int | None]:
     Searches for each entry's JSON spelling after the list's key, in order; an
     entry written with other escapes falls back to the key's line.
     """
-    start = text.find(f'"{key}"')
+    found = re.search(rf'"{key}"\s*:', text)
+    start = found.start() if found else -1
     key_line = text.count("\n", 0, start) + 1 if start >= 0 else None
     lines: list[int | None] = []
     cursor = max(start, 0)
