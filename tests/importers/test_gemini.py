@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shellgate.policy.importers import read_source
+import pytest
+
+from shellgate.policy.importers import SourceError, read_source
 from shellgate.policy.importers.common import Imported
 
 
@@ -77,3 +79,20 @@ def test_commas_and_quotes_survive_into_a_set_that_loads(tmp_path: Path) -> None
     assert loaded.pattern.text == "re:(?:echo a{1,3}).*"
     assert loaded.reason == 'No, "never"'
     assert written.tests == 0  # a regex gives no certain command to test
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param('commandPrefix = 5\ndecision = "allow"\npriority = 1', id="prefix-type"),
+        pytest.param('decision = ["allow"]\npriority = 1', id="decision-list"),
+        pytest.param('decision = "allow"\npriority = 1\nmodes = "yolo"', id="modes-string"),
+        pytest.param('decision = "allow"\npriority = 1000', id="priority-range"),
+        pytest.param('commandPrefix = "a"\ncommandRegex = "b"\ndecision = "allow"\npriority = 1',
+                     id="prefix-and-regex"),
+    ],
+)
+def test_what_gemini_cli_refuses_is_bad_input(tmp_path: Path, body: str) -> None:
+    with pytest.raises(SourceError) as caught:
+        read(tmp_path, "\n" + rule(body))
+    assert caught.value.line == 2

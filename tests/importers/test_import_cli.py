@@ -85,17 +85,17 @@ def test_gemini_priority_over_a_deny_is_a_warning_and_a_commented_row(tmp_path: 
     assert done.returncode == 0, done.stderr
     found = warnings(done.stderr)
     (over,) = [w for w in found
-               if w.startswith(f"warning: {sample}:23:") and "precedence" in w]
-    assert "takes precedence over the deny at line 16 (priority 100)" in over
+               if w.startswith(f"warning: {sample}:24:") and "precedence" in w]
+    assert "takes precedence over the deny at line 17 (priority 100)" in over
     assert "strictest-wins" in over
-    assert any(w.startswith(f"warning: {sample}:46:") and "modes" in w for w in found)
-    assert any(w.startswith(f"warning: {sample}:41:") and "not the shell" in w for w in found)
+    assert any(w.startswith(f"warning: {sample}:47:") and "modes" in w for w in found)
+    assert any(w.startswith(f"warning: {sample}:42:") and "not the shell" in w for w in found)
     tests = (out / "tests.csv").read_text(encoding="utf-8")
     assert "# agent, default, allow, rm -rf build" in tests  # the source allows; we deny
     assert "agent, default, deny, rm -rf\n" in tests
     policy = (out / "policy.csv").read_text(encoding="utf-8")
     assert "p, agent, *, rm -rf *, deny, Deletion is permanent" in policy
-    assert "# not imported: policy.toml:46:" in policy  # the mode-bound allow
+    assert "# not imported: policy.toml:47:" in policy  # the mode-bound allow
 
 
 @pytest.mark.parametrize(

@@ -153,7 +153,7 @@ def _prefix_rule(call: ast.Call, out: Imported) -> None:
         raise SourceError("prefix_rule needs a pattern", line)
     alts = _alternatives(args["pattern"], line)
     decision = args.get("decision", "allow")
-    if decision not in DECISIONS:
+    if not isinstance(decision, str) or decision not in DECISIONS:
         raise SourceError(f"decision {decision!r} must be allow, prompt or forbidden", line)
     effect = DECISIONS[decision]
     justification = args.get("justification", "")

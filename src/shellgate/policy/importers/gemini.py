@@ -47,7 +47,7 @@ from shellgate.policy.importers.common import (
 DECISIONS: dict[str, Effect] = {"allow": "allow", "ask_user": "ask", "deny": "deny"}
 SHELL_TOOL = "run_shell_command"
 ALL_MODES = frozenset({"default", "autoEdit", "plan", "yolo"})
-_HEADER = re.compile(r"^\s*\[\[\s*(rule|safety_checker)\s*\]\]", re.MULTILINE)
+_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*(rule|safety_checker)[ \t]*\]\]", re.MULTILINE)
 _REGEX_META = set("\\^$.|?*+()[]{}")
 _ODD = set("\"'\\`$")
 
@@ -89,9 +89,28 @@ def _bad(index: int, line: int | None, message: str) -> SourceError:
     return SourceError(message if line else f"rule #{index}: {message}", line)
 
 
+def _strings(value: object) -> bool:
+    return isinstance(value, str) or (isinstance(value, list)
+                                      and all(isinstance(v, str) for v in value))
+
+
+def _check_types(raw: dict[str, Any], index: int, line: int | None) -> None:
+    """The types gemini-cli's own schema requires; anything else is bad input."""
+    for key in ("toolName", "commandPrefix"):
+        if key in raw and not _strings(raw[key]):
+            raise _bad(index, line, f"{key} must be a string or a list of strings")
+    if "modes" in raw and (isinstance(raw["modes"], str) or not _strings(raw["modes"])):
+        raise _bad(index, line, "modes must be a list of strings")
+    for key in ("commandRegex", "argsPattern", "mcpName", "subagent", "deny_message",
+                "denyMessage"):
+        if key in raw and not isinstance(raw[key], str):
+            raise _bad(index, line, f"{key} must be a string")
+
+
 def _rule(raw: dict[str, Any], line: int | None, index: int, out: Imported) -> SourceRule:
     decision, priority = raw.get("decision"), raw.get("priority")
-    if decision not in DECISIONS:
+    _check_types(raw, index, line)
+    if not isinstance(decision, str) or decision not in DECISIONS:
         raise _bad(index, line, f"decision {decision!r} must be allow, deny or ask_user")
     if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= 999:
         raise _bad(index, line, "priority must be an integer from 0 to 999")
