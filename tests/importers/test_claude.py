@@ -30,7 +30,7 @@ COMMANDS = [
         pytest.param("git * main", "git * main", id="middle"),
         pytest.param("* --version", "* --version", id="leading"),
         pytest.param("*", "*", id="star"),
-        pytest.param("git * push *", "re:git\\ .*\\ push\\ .*", id="several-stars"),
+        pytest.param("git * push *", "re:git .* push .*", id="several-stars"),
         pytest.param("a\\*b", "re:a\\*b", id="literal-star"),
         pytest.param('echo "a b"', "echo a b", id="quoted-space"),
     ],

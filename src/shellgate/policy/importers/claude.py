@@ -38,6 +38,7 @@ from shellgate.policy.importers.common import (
     SourceError,
     SourceRule,
     has_space,
+    literal_regex,
     words_pattern,
 )
 
@@ -64,7 +65,7 @@ def _glob_regex(tokens: Sequence[str], *, optional_tail: bool) -> str:
     text = " ".join(tokens)
     if optional_tail and text.endswith(" *"):
         return _glob_regex([text[:-2]], optional_tail=False) + "(?: .*)?"
-    parts = (re.escape(p).replace(_LITERAL_STAR, r"\*") for p in text.split("*"))
+    parts = (literal_regex(p).replace(_LITERAL_STAR, r"\*") for p in text.split("*"))
     return ".*".join(parts)
 
 
@@ -197,8 +198,8 @@ def _rule(entry: str, effect: Effect, line: int | None, out: Imported) -> Source
     label = f"{effect} {entry}"
     match = _RULE.fullmatch(entry.strip())
     if not match or match.group(1) != "Bash":
-        tool = match.group(1) if match else entry
-        why = f"'{entry}' is a {tool} rule, not a shell command rule"
+        tool = match.group(1) if match else ""
+        why = f"'{entry}' is not a Bash rule"
         hint = ""
         if tool == "Read" and effect != "allow":
             hint = ("; to keep the agent from reading that path through the shell, add it "

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import ast
 import itertools
-import re
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,6 +43,7 @@ from shellgate.policy.importers.common import (
     SourceError,
     SourceRule,
     has_space,
+    literal_regex,
     words_pattern,
 )
 
@@ -136,8 +136,9 @@ def _patterns(alts: list[tuple[str, ...]]) -> tuple[str, ...]:
         count *= len(options)
     if count <= MAX_EXPANSION:
         return tuple(words_pattern(words, prefix=True) for words in itertools.product(*alts))
-    source = " ".join(re.escape(options[0]) if len(options) == 1 else
-                      "(?:" + "|".join(re.escape(o) for o in options) + ")" for options in alts)
+    source = " ".join(literal_regex(options[0]) if len(options) == 1 else
+                      "(?:" + "|".join(literal_regex(o) for o in options) + ")"
+                      for options in alts)
     return ("re:" + source + "(?: .*)?",)
 
 

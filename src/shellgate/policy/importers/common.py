@@ -110,6 +110,15 @@ class Imported:
         return max(hits, key=lambda r: STRICTNESS[r.effect])
 
 
+_META = re.compile(r"([.^$*+?{}\[\]\\|()])")
+
+
+def literal_regex(text: str) -> str:
+    """``text`` as a regex matching exactly it (only metacharacters escaped, unlike
+    :func:`re.escape`, so the pattern stays readable in ``policy.csv``)."""
+    return _META.sub(r"\\\1", text)
+
+
 def words_pattern(words: Sequence[str], *, prefix: bool) -> str:
     """The shellgate pattern for exactly ``words`` (``prefix``: with any arguments after).
 
@@ -123,7 +132,7 @@ def words_pattern(words: Sequence[str], *, prefix: bool) -> str:
                 for w in words)
     if plain and words and not words[0].startswith("re:"):
         return " ".join(words) + (" *" if prefix else "")
-    source = " ".join(re.escape(w) for w in words)
+    source = " ".join(literal_regex(w) for w in words)
     return "re:" + source + ("(?: .*)?" if prefix else "")
 
 
@@ -161,6 +170,7 @@ __all__ = [
     "command_line",
     "csv_field",
     "has_space",
+    "literal_regex",
     "prefix_matcher",
     "words_pattern",
 ]

@@ -41,6 +41,7 @@ from shellgate.policy.importers.common import (
     Matcher,
     SourceError,
     SourceRule,
+    literal_regex,
     words_pattern,
 )
 
@@ -235,7 +236,7 @@ def _regex(source: str, rule: SourceRule, problems: list[tuple[str, bool]]) -> N
     if source and not (_REGEX_META & set(source)) and not (_ODD & set(source)):
         # A literal regex is a prefix with no word boundary: "git" also matches "github".
         rule.patterns = (source + "*",) if not source.endswith(" ") else (
-            "re:" + re.escape(source) + ".*",)
+            "re:" + literal_regex(source) + ".*",)
         return
     rule.patterns = ("re:(?:" + source + ").*",)
     problems.append((f"commandRegex {source!r} is not a plain prefix: Gemini CLI matches it "
