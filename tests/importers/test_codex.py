@@ -60,3 +60,14 @@ def test_unknown_argument_is_bad_input(tmp_path: Path) -> None:
     with pytest.raises(SourceError) as caught:
         read(tmp_path, '\nprefix_rule(pattern=["ls"], when="always")\n')
     assert caught.value.line == 2
+
+
+def test_an_example_spanning_lines_is_a_warning_not_a_row(tmp_path: Path) -> None:
+    from shellgate.config import Config
+    from shellgate.policy.importers.writer import write_set
+
+    imported = read(tmp_path, 'prefix_rule(pattern=["echo"], match=[["echo", "a\\nb"]])\n')
+    written = write_set(imported, tmp_path / "set", Config())
+    (note,) = written.notes
+    assert "spans lines" in note.message
+    assert written.tests == 1  # the derived 'echo' row

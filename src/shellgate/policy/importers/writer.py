@@ -91,7 +91,7 @@ class _Candidate:
     origin: str
 
 
-def _candidates(imported: Imported) -> list[_Candidate]:
+def _candidates(imported: Imported, notes: list[Note]) -> list[_Candidate]:
     found = [_Candidate(e.argv, e.line, e.origin) for e in imported.examples]
     for rule in imported.rules:
         if rule.write and rule.patterns:
@@ -101,7 +101,10 @@ def _candidates(imported: Imported) -> list[_Candidate]:
     out: list[_Candidate] = []
     for cand in found:
         command = command_line(cand.argv)
-        if cand.argv and command not in seen and "\n" not in command and "\r" not in command:
+        if "\n" in command or "\r" in command:
+            notes.append(Note(cand.line, f"{cand.origin} {command!r} spans lines: a tests.csv "
+                              "row is one line, so it is not written"))
+        elif cand.argv and command not in seen:
             seen.add(command)
             out.append(cand)
     return out
@@ -109,14 +112,14 @@ def _candidates(imported: Imported) -> list[_Candidate]:
 
 def _tests(imported: Imported, directory: Path, config: Config,
            subject: str, tenant: str) -> tuple[list[str], int, int, list[Note]]:
-    candidates = _candidates(imported)
+    notes: list[Note] = []
+    candidates = _candidates(imported, notes)
     cases = [Case("import", i, subject, tenant, "deny", command_line(c.argv))
              for i, c in enumerate(candidates, start=1)]
     outcomes = run_cases(directory, config, cases) if cases else []
     rows = ["# <subject>, <tenant>, <expected decision>, <command>",
             f"# From {imported.file.name}: the source's examples and one command per rule.",
             "# Run: shellgate policy test DIR"]
-    notes: list[Note] = []
     written = commented = 0
     for cand, outcome in zip(candidates, outcomes, strict=True):
         top = outcome.verdict.decision
