@@ -1,16 +1,19 @@
-"""``shellgate policy init DIR | test DIR | lint DIR``: author and test policy sets.
+"""``shellgate policy init DIR | test DIR | lint DIR | import …``: author and test policy sets.
 
 Exit status: ``init`` 0, or 2 when a file exists already (nothing is overwritten);
 ``test`` 0 all rows pass, 1 any mismatch, 2 a broken policy or test file;
-``lint`` 0 clean, 1 findings, 2 the directory cannot be read. Errors are an
-``error: …`` line (and maybe a ``hint: …``) on stderr. Heavy imports happen
-inside the commands.
+``lint`` 0 clean, 1 findings, 2 the directory cannot be read; ``import`` 0 the
+set was written (with or without warnings), 2 an unknown ``--from``, a source
+file that cannot be read or is not valid in its format, or a ``DIR`` that is not
+empty (without ``--force``) or cannot be written. Errors are an ``error: …`` line
+(and maybe a ``hint: …``) on stderr; import warnings are ``warning: FILE:LINE: …``
+lines on stderr. Heavy imports happen inside the commands.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -66,6 +69,7 @@ def register(app: typer.Typer) -> None:
     group.command("init", cls=ShellgateCommand)(init_command)
     group.command("test", cls=ShellgateCommand)(run_tests_command)
     group.command("lint", cls=ShellgateCommand)(lint_command)
+    group.command("import", cls=ShellgateCommand)(import_command)
     app.add_typer(group, name="policy")
 
 
@@ -151,6 +155,82 @@ def lint_command(directory: DirArg) -> None:
         typer.echo(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}")
         raise typer.Exit(EXIT_FAILED)
     typer.echo(f"{directory}: no findings")
+
+
+def _warn(file: Path, notes: tuple[Any, ...] | list[Any]) -> None:
+    for note in sorted(notes, key=lambda n: n.line or 0):
+        where = f"{file}:{note.line}" if note.line else str(file)
+        typer.echo(f"warning: {where}: {note.message}", err=True)
+
+
+def _writable(directory: Path, force: bool) -> None:
+    if directory.exists() and not directory.is_dir():
+        raise fail(f"{directory}: exists and is not a directory")
+    if directory.is_dir() and any(directory.iterdir()) and not force:
+        raise fail(f"{directory}: not empty; policy import writes a new set",
+                   "use an empty or new directory, or --force to overwrite its model.conf, "
+                   "policy.csv and tests.csv")
+
+
+def import_command(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="The source file to import.")],
+    directory: DirArg,
+    source: Annotated[
+        str, typer.Option("--from", metavar="claude-code|codex|gemini",
+                          help="The source format: a Claude Code settings.json, a Codex "
+                               ".rules file or a Gemini CLI policy .toml.")
+    ],
+    force: Annotated[
+        bool, typer.Option("--force", help="Write into a DIR that is not empty, "
+                           "overwriting its model.conf, policy.csv and tests.csv.")
+    ] = False,
+    config: Annotated[
+        Path | None, typer.Option("--config", metavar="FILE", help="Config file.")
+    ] = None,
+    default: Annotated[
+        str | None,
+        typer.Option(
+            "--default", metavar="ask|deny",
+            help="Closing default the tests.csv rows are written for: ask or deny."),
+    ] = None,
+) -> None:
+    """Write a policy set (with tests.csv) from another agent's permission rules."""
+    from shellgate.errors import ShellgateError
+    from shellgate.policy.importers import SOURCES, SourceError, read_source
+    from shellgate.policy.importers.writer import FILES, write_set
+
+    if source not in SOURCES:
+        raise fail(f"--from {source}: unknown source", f"use one of {', '.join(SOURCES)}")
+    if default not in (None, "ask", "deny"):
+        raise fail(f"--default {default}: must be 'ask' or 'deny'")
+    _writable(directory, force)
+    try:
+        imported = read_source(source, file)
+    except SourceError as exc:
+        where = f"{file}:{exc.line}" if exc.line else str(file)
+        raise fail(f"{where}: {exc}") from None
+    _warn(file, imported.notes)
+    try:
+        cfg = configure(config, None)
+        if default is not None:
+            cfg = cfg.model_copy(update={"policy": cfg.policy.model_copy(
+                update={"default": default})})
+        written = write_set(imported, directory, cfg)
+    except ShellgateError as exc:
+        raise fail_on(exc) from None
+    except OSError as exc:
+        raise fail(f"{directory}: cannot write: {exc.strerror or exc}") from None
+    except RuntimeError as exc:  # the written set failed its own tests: a shellgate bug
+        raise fail(f"{directory}: not written: {exc}", "please report this") from None
+    _warn(file, written.notes)
+    warnings = len(imported.notes) + len(written.notes)
+    typer.echo(f"wrote {', '.join(str(directory / n) for n in FILES)}: {written.rules} "
+               f"rule{'s' if written.rules != 1 else ''}, {written.not_imported} not imported, "
+               f"{written.tests} test{'s' if written.tests != 1 else ''} "
+               f"({written.commented_tests} commented out), {warnings} "
+               f"warning{'s' if warnings != 1 else ''}")
+    typer.echo(f"next: review {directory / 'policy.csv'}, then run "
+               f"'shellgate policy test {directory}' and 'shellgate policy lint {directory}'")
 
 
 __all__ = ["EXIT_FAILED", "EXIT_USAGE", "register"]

@@ -10,7 +10,9 @@ Findings, each naming ``<file>:<line>``:
 * **duplicates**: the same subject, tenant and pattern twice;
 * **unreachable** rules: a rule for a role that no ``g`` row grants in its tenant;
 * patterns that **can never match** as written, or match far more than they seem to
-  (two spaces in a row, a ``*`` glued to a word, an allow for every command).
+  (two spaces in a row, a ``*`` glued to a word, an allow for every command);
+* a **Claude Code rule** pasted as a pattern (``Bash(git diff:*)``, ``git diff:*``):
+  the finding names the shellgate pattern that means the same (``git diff *``).
 
 Subsumption is decided only where it is certain (exact and glob patterns, and a
 regex over an exact pattern); anything else is not reported, so a finding is
@@ -45,8 +47,34 @@ def covers(wide: Pattern, narrow: Pattern) -> bool:
     return all(wide.matches(v) for v in variants)
 
 
+def _claude_finding(text: str) -> str | None:
+    """A Claude Code permission rule pasted as a pattern: ``Bash(git diff:*)``, ``git diff:*``.
+
+    shellgate would read it literally (a command whose first word is ``Bash(git``),
+    and the glued-star hint would suggest ``diff: *)``; the fix is the command
+    itself, as ``policy import --from claude-code`` writes it.
+    """
+    from shellgate.policy.importers.claude import suggest
+
+    if not (text.startswith("Bash(") and text.endswith(")")) and not text.endswith(":*"):
+        return None
+    fix = suggest(text)
+    if not text.startswith("Bash("):
+        # "npm run test:*" is also a valid glob (test:unit, test:e2e): say both.
+        return (f"pattern {text!r} matches {text[:-1]!r} followed by anything; if it is "
+                f"Claude Code's legacy ':*' prefix form, the shellgate pattern is {fix!r}")
+    if fix is None:
+        return (f"pattern {text!r} is Claude Code's permission syntax, not a shellgate "
+                "pattern: write the command itself, one rule per simple command")
+    return (f"pattern {text!r} is Claude Code's permission syntax, not a shellgate pattern: "
+            f"write {fix!r}")
+
+
 def _pattern_findings(rule: Rule) -> list[str]:
     text, out = rule.pattern.text, []
+    claude = _claude_finding(text) if rule.pattern.kind != "regex" else None
+    if claude is not None:
+        return [claude]
     if rule.pattern.kind != "regex":
         if "  " in text:
             out.append(f"pattern {text!r} has two spaces in a row: commands are argv joined "

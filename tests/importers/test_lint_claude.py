@@ -1,0 +1,37 @@
+"""`policy lint` on a Claude Code rule pasted into policy.csv: it names the shellgate
+pattern (`git diff *`), not the glued-star fix (`diff: *)`) it suggested before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shellgate.policy.lint import lint_policy_set
+from tests.importers.helpers import shellgate
+from tests.policy.policy_helpers import write_set
+
+
+def test_lint_suggests_the_shellgate_pattern_for_bash_prefix_rules(tmp_path: Path) -> None:
+    directory = write_set(tmp_path, "p, agent, *, Bash(git diff:*), allow\n"
+                                    "p, agent, *, git log:*, allow\n")
+    done = shellgate("policy", "lint", str(directory), cwd=tmp_path)
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert lines[0] == (f"{directory / 'policy.csv'}:1: pattern 'Bash(git diff:*)' is Claude "
+                        "Code's permission syntax, not a shellgate pattern: write 'git diff *'")
+    assert lines[1].endswith(": pattern 'git log:*' matches 'git log:' followed by anything; if "
+                             "it is Claude Code's legacy ':*' prefix form, the shellgate pattern "
+                             "is 'git log *'")
+    assert lines[2] == "2 findings"
+    assert "diff: *)" not in done.stdout
+
+
+def test_lint_compound_claude_rule_has_no_single_pattern(tmp_path: Path) -> None:
+    directory = write_set(tmp_path, "p, agent, *, Bash(curl * | sh), deny\n")
+    (finding,) = lint_policy_set(directory)
+    assert "one rule per simple command" in finding.message
+
+
+def test_an_ordinary_glued_star_keeps_its_finding(tmp_path: Path) -> None:
+    directory = write_set(tmp_path, "p, agent, *, git*, allow\n")
+    (finding,) = lint_policy_set(directory)
+    assert "glues '*'" in finding.message
