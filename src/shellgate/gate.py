@@ -262,6 +262,41 @@ class Gate:
         """
         return approve(self, decision, approver, answer, message)
 
+    def handoff(
+        self,
+        tool: str,
+        arguments: object,
+        *,
+        approval: Approval | str | None = None,
+        decision: GateDecision | str | None = None,
+        subject: str | None = None,
+        tenant: str | None = None,
+        session: str | None = None,
+    ) -> ToolResult | None:
+        """For a host that runs the command itself: spend a decision or approval.
+
+        A wrapped third-party shell tool, or Claude Code's own Bash tool, runs the
+        command outside the gate. This checks that ``decision`` (or ``approval``,
+        which implies its decision) covers this exact call, exactly as
+        :meth:`call` would, spends it, and writes a ``handoff`` record. ``None``
+        means the host may run it now; otherwise the returned result is the
+        refusal (forged, reused, expired, for another call, or the person said
+        no) for the model, already on the record, and nothing may run.
+        """
+        owner = self.owner(subject, tenant, session)
+        did = decision.id if isinstance(decision, GateDecision) else decision
+        if tool != "bash" or (did is None and approval is None):
+            raise ShellgateError("handoff() takes a bash call and its decision or approval")
+        try:
+            bash = BashCall(self, owner, arguments, None, approval, did)
+            resumed = bash.resume()
+        except (ToolInputError, TaskError) as exc:
+            return self._refused(tool, owner, arguments, str(exc))
+        if isinstance(resumed, ToolResult):
+            return resumed
+        self.audit.append({"type": "handoff", "call_id": bash.call_id, "runner": "host"})
+        return None
+
     def _refused(self, tool: str, owner: Owner, arguments: object, error: str) -> ToolResult:
         """A call refused before anything was decided: answered, and still on the record."""
         try:

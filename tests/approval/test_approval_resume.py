@@ -274,3 +274,36 @@ def test_sync_gate_decides_and_resumes(tmp_path: Path) -> None:
     assert result.outcome == "ok"
     assert (tmp_path / "ws" / "made").exists()
     assert records(tmp_path)[1]["approver"] == "dana"
+
+
+async def test_handoff_spends_the_approval_for_a_host_that_runs_it(
+    gate: Gate, tmp_path: Path
+) -> None:
+    decision = await gate.decide("bash", touch_args())
+    token = gate.approve(decision, "erin").token
+    assert gate.handoff("bash", touch_args(), approval=token) is None  # the host may run it
+    recs = records(tmp_path)
+    assert [r["type"] for r in recs] == ["decision", "approval", "handoff"]
+    assert {r["call_id"] for r in recs} == {decision.id}
+    refused = gate.handoff("bash", touch_args(), approval=token)
+    assert refused is not None
+    assert refused.outcome == "not approved"
+    assert "already used" in refused.text
+    assert not (tmp_path / "ws" / "made").exists()  # handoff itself runs nothing
+
+
+async def test_handoff_refuses_what_the_call_would_refuse(gate: Gate) -> None:
+    decision = await gate.decide("bash", touch_args())
+    no = gate.approve(decision, "erin", answer="deny", message="no")
+    refused = gate.handoff("bash", touch_args(), approval=no)
+    assert refused is not None
+    assert "erin: no" in refused.text
+    unapproved = await gate.decide("bash", touch_args())
+    refused = gate.handoff("bash", touch_args(), decision=unapproved)
+    assert refused is not None
+    assert "needs a person's approval" in refused.text
+    bad = gate.handoff("bash", {"command": 1, "description": ""}, decision=unapproved)
+    assert bad is not None
+    assert "invalid command" in bad.text
+    with pytest.raises(ShellgateError, match="decision or approval"):
+        gate.handoff("bash", touch_args())

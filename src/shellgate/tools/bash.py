@@ -157,7 +157,7 @@ class BashCall:
     async def run(self) -> ToolResult:
         gate = self.gate
         if self.decision is not None or self.approval is not None:
-            resumed = self._resume()
+            resumed = self.resume()
             if not isinstance(resumed, Decided):
                 return resumed
             return await self._execute(
@@ -179,7 +179,7 @@ class BashCall:
             self._audit("approval", answer="allow_session", approver="session-grant", question="")
         return await self._execute(call, d.args, d.kind, escalation or d.current)
 
-    def _resume(self) -> Decided | ToolResult:
+    def resume(self) -> Decided | ToolResult:
         """Run on a decision made earlier (``gate.decide``): once, for this exact call.
 
         A decision that needs approval needs a sealed approval for it
