@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -387,3 +388,31 @@ def test_adapter_imports_the_sdk_only_when_used_and_names_the_extra() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert "pip install 'shellgate[claude-agent-sdk]'" in out.stdout
+
+
+def test_docs_snippets(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")
+    body = text.split("\n## Claude Agent SDK\n", 1)[1].split("\n## ", 1)[0]
+    wiring, offline = re.findall(r"```python\n(.*?)```", body, flags=re.S)
+    compile(wiring, "wiring", "exec")  # needs Claude Code and an account to run
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    config = tmp_path / "shellgate.toml"
+    config.write_text(f'[executor]\nworkspace = "{ws}"\n[audit]\npath = "{tmp_path}/audit.jsonl"\n')
+    done = subprocess.run(
+        [sys.executable, "-c", offline],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SHELLGATE_CONFIG": str(config)},
+        cwd=ws,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    allowed, denied, asked, hook = done.stdout.splitlines()
+    assert allowed.startswith("PermissionResultAllow(")
+    assert denied.startswith("PermissionResultDeny(")
+    assert "denied by" in denied
+    assert asked.startswith("PermissionResultAllow(")
+    assert "'permissionDecision': 'deny'" in hook
+    approvals = [r for r in records(tmp_path) if r["type"] == "approval"]
+    assert [r["approver"] for r in approvals] == ["alice"]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
 import shutil
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -375,3 +377,42 @@ def test_adapter_imports_langchain_only_when_used_and_names_the_extra(tmp_path: 
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert "pip install 'shellgate[langchain]'" in out.stdout
+
+
+def doc_snippets(section: str) -> list[str]:
+    """The ```python blocks of one '## section' of docs/integrations.md."""
+    text = (ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")
+    body = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", body, flags=re.S)
+
+
+def run_snippet(code: str, tmp_path: Path) -> str:
+    """Run a docs snippet as a user would: a fresh Python, a config file, a workspace."""
+    import subprocess
+
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    config = tmp_path / "shellgate.toml"
+    config.write_text(f'[executor]\nworkspace = "{ws}"\n[audit]\npath = "{tmp_path}/audit.jsonl"\n')
+    env = {**os.environ, "SHELLGATE_CONFIG": str(config)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ws, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_docs_snippets_run(tmp_path: Path) -> None:
+    first, second = doc_snippets("LangChain")
+    out = run_snippet(first, tmp_path)
+    assert "touch notes.txt" in out  # the question
+    assert out.splitlines()[-1] == "success (no output)"
+    assert (tmp_path / "ws" / "notes.txt").exists()
+    approvals = [r for r in records(tmp_path) if r["type"] == "approval"]
+    assert [r["approver"] for r in approvals] == ["alice@example.com"]
+
+    out = run_snippet(second, tmp_path)
+    lines = out.splitlines()
+    assert lines[0] == "hello"
+    assert lines[1].startswith("error Error: denied by")
+    assert "not approved (carol: use /tmp)" in lines[2]
