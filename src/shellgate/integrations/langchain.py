@@ -33,7 +33,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
         "shellgate.integrations.langchain needs langchain-core: "
         "pip install 'shellgate[langchain]'"
     ) from exc
-from pydantic import ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from shellgate.approval.sealed import Approval, arguments_digest
 from shellgate.errors import ShellgateError
@@ -120,7 +120,7 @@ class ShellgateTool(BaseTool):
     def _run(self, *args: Any, **kwargs: Any) -> Any:
         raise ShellgateError(f"{self.name} is asynchronous (the gate is): use ainvoke")
 
-    async def _arun(self, **arguments: Any) -> str:
+    async def _arun(self, /, **arguments: Any) -> str:
         if self.name != "bash":  # runs no command: nothing to decide
             result = await self.gate.call(self.name, arguments, **self._owner())
         else:
@@ -203,20 +203,37 @@ class GatedTool(BaseTool):
     def _run(self, *args: Any, **kwargs: Any) -> Any:
         raise ShellgateError(f"{self.name} is gated and asynchronous (the gate is): use ainvoke")
 
-    async def _arun(self, **arguments: Any) -> Any:
+    async def _arun(self, /, **arguments: Any) -> Any:
         return await self.ainvoke(arguments)
 
-    def _bash_arguments(self, arguments: Any) -> dict[str, str]:
-        """The command (and a description) the gate decides, from the wrapped tool's input."""
+    def _command(self, arguments: Mapping[str, Any]) -> object:
+        return self.command(arguments) if callable(self.command) else arguments.get(self.command)
+
+    def _bash_arguments(self, arguments: object) -> dict[str, str]:
+        """The command (and a description) the gate decides, from the wrapped tool's input.
+
+        The command is read from the arguments as sent, and must be what the
+        tool's own ``args_schema`` makes of them: a schema that rewrites it
+        (a validator, a default) would run something the gate did not decide.
+        """
         if isinstance(arguments, str):  # a single-input tool invoked with its one string
             command: object = arguments
             arguments = {}
         elif not isinstance(arguments, Mapping):
             raise ShellgateError(f"arguments are a {type(arguments).__name__}, not an object")
-        elif callable(self.command):
-            command = self.command(arguments)
         else:
-            command = arguments.get(self.command)
+            command = self._command(arguments)
+            schema = self.tool.args_schema
+            if isinstance(schema, type) and issubclass(schema, BaseModel):
+                try:
+                    parsed = schema.model_validate(dict(arguments)).model_dump()
+                except ValidationError as exc:
+                    raise ShellgateError(f"invalid arguments: {_errors(exc)}") from None
+                if self._command(parsed) != command:
+                    raise ShellgateError(
+                        f"the tool's args_schema changes the command {self.command!r}, "
+                        "so what would run is not what the gate decided"
+                    )
         if not isinstance(command, str):
             raise ShellgateError(
                 f"the command argument {self.command!r} is a {type(command).__name__}, "
@@ -230,7 +247,7 @@ class GatedTool(BaseTool):
             description = given
         else:
             description = f"{self.tool.name} (LangChain tool)"
-        return {"command": command, "description": description}
+        return {"command": command, "description": str(description)}
 
     async def ainvoke(self, input: ToolInput, config: Any = None, **kwargs: Any) -> Any:
         call = _tool_call(input)
@@ -240,8 +257,9 @@ class GatedTool(BaseTool):
         }
         try:
             bash = self._bash_arguments(arguments)
-        except ShellgateError as exc:  # fail closed: what we cannot read, we do not run
-            return _reply(call, self.name, render.error(f"not run: {exc}"), error=True)
+        except Exception as exc:  # fail closed: what we cannot read, we do not run
+            why = str(exc) if isinstance(exc, ShellgateError) else f"{type(exc).__name__}: {exc}"
+            return _reply(call, self.name, render.error(f"not run: {why}"), error=True)
         decision = await self.gate.decide("bash", bash, **owner)
         if decision.effect == "deny":
             return _reply(call, self.name, decision.text or render.error(decision.reason),
@@ -301,6 +319,12 @@ class GatedTool(BaseTool):
         if approval.expires_at <= time.time():
             return decision, f"decision {decision.id} has expired"
         return decision, None
+
+
+def _errors(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}" for e in exc.errors()
+    )
 
 
 def _input(call: Mapping[str, Any] | str) -> str | dict[str, Any]:
