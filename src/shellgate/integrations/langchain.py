@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 try:
     from langchain_core.messages import ToolCall, ToolMessage
@@ -109,6 +109,7 @@ class ShellgateTool(BaseTool):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     gate: Gate = Field(exclude=True)
+    kind: Literal["bash", "bash_output", "bash_kill"] = "bash"  # the gate's tool (name may vary)
     subject: str | None = None
     tenant: str | None = None
     session: str | None = None
@@ -121,8 +122,8 @@ class ShellgateTool(BaseTool):
         raise ShellgateError(f"{self.name} is asynchronous (the gate is): use ainvoke")
 
     async def _arun(self, /, **arguments: Any) -> str:
-        if self.name != "bash":  # runs no command: nothing to decide
-            result = await self.gate.call(self.name, arguments, **self._owner())
+        if self.kind != "bash":  # runs no command: nothing to decide
+            result = await self.gate.call(self.kind, arguments, **self._owner())
         else:
             decision = await self.gate.decide("bash", arguments, **self._owner())
             if decision.effect == "deny":
@@ -150,7 +151,7 @@ class ShellgateTool(BaseTool):
         """
         tool_call = _tool_call(call)
         arguments = dict(tool_call["args"]) if tool_call is not None else dict(call)
-        result = await self.gate.call(self.name, arguments, approval=approval, **self._owner())
+        result = await self.gate.call(self.kind, arguments, approval=approval, **self._owner())
         return _reply(tool_call, self.name, result.text, error=result.is_error)
 
 
@@ -168,6 +169,7 @@ def shellgate_tools(
             description=description,
             args_schema=input_schema(name, sandboxed=gate.sandboxed),
             gate=gate,
+            kind=name,
             subject=subject,
             tenant=tenant,
             session=session,
