@@ -237,8 +237,11 @@ async def test_can_use_tool_allows_and_denies(gate: Gate, tmp_path: Path) -> Non
     assert "no deleting" in denied["permission"]["message"]
     assert not denied["ran"]
     recs = records(tmp_path)
-    assert [(r["type"], r["decision"]) for r in recs] == [("decision", "allow"), ("decision", "deny")]
-    assert [r["command"] for r in recs] == ["echo hi", "rm -r build"]
+    assert [r["type"] for r in recs] == ["decision", "handoff", "decision"]
+    assert recs[1]["call_id"] == recs[0]["call_id"]  # the allowed call was handed to Claude
+    decisions = [r for r in recs if r["type"] == "decision"]
+    assert [r["decision"] for r in decisions] == ["allow", "deny"]
+    assert [r["command"] for r in decisions] == ["echo hi", "rm -r build"]
 
 
 async def test_can_use_tool_ask_approved_names_the_person(gate: Gate, tmp_path: Path) -> None:
@@ -249,8 +252,8 @@ async def test_can_use_tool_ask_approved_names_the_person(gate: Gate, tmp_path: 
     assert outcome["ran"]
     assert "touch made" in alice.questions[0]
     recs = records(tmp_path)
-    assert [r["type"] for r in recs] == ["decision", "approval"]
-    assert recs[1]["call_id"] == recs[0]["call_id"]
+    assert [r["type"] for r in recs] == ["decision", "approval", "handoff"]
+    assert {r["call_id"] for r in recs} == {recs[0]["call_id"]}
     assert (recs[1]["approver"], recs[1]["answer"]) == ("alice@example.com", "allow_once")
     assert verify(tmp_path / "audit.jsonl").ok
 
@@ -345,7 +348,8 @@ async def test_hook_answers_allow_deny_ask_with_reasons(gate: Gate, tmp_path: Pa
     assert "no deleting" in out[1]["permissionDecisionReason"]
     assert "touch made" in out[2]["permissionDecisionReason"]
     assert "hook" not in other  # the matcher is "Bash": Claude Code never asks about Read
-    assert [r["decision"] for r in records(tmp_path)] == ["allow", "deny", "ask"]
+    decisions = [r for r in records(tmp_path) if r["type"] == "decision"]
+    assert [r["decision"] for r in decisions] == ["allow", "deny", "ask"]
 
 
 async def test_hook_and_callback_share_one_decision_and_the_person_is_recorded(
@@ -364,8 +368,9 @@ async def test_hook_and_callback_share_one_decision_and_the_person_is_recorded(
     assert "permission" not in allowed  # the hook allowed it: no prompt
     assert allowed["ran"]
     recs = records(tmp_path)
-    assert [r["type"] for r in recs] == ["decision", "approval", "decision"]
+    assert [r["type"] for r in recs] == ["decision", "approval", "handoff", "decision", "handoff"]
     assert recs[1]["call_id"] == recs[0]["call_id"]  # one decision for the asked call
+    assert recs[2]["call_id"] == recs[0]["call_id"]
     assert recs[1]["approver"] == "alice@example.com"
 
 

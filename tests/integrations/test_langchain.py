@@ -278,8 +278,10 @@ async def test_gated_keeps_the_tools_schema_and_runs_it_when_allowed(
     assert reply.status == "success"
     assert "wrapped-ok" in str(reply.content)
     assert runs == ["echo wrapped-ok"]
-    [decision] = records(tmp_path)  # the tool ran the command: the gate's part is the decision
+    # The tool ran the command: the gate's part is the decision, handed to the tool.
+    decision, handoff = records(tmp_path)
     assert (decision["type"], decision["decision"]) == ("decision", "allow")
+    assert (handoff["type"], handoff["call_id"]) == ("handoff", decision["call_id"])
 
 
 async def test_gated_deny_never_runs_the_wrapped_tool(gate: Gate, tmp_path: Path) -> None:
@@ -310,8 +312,8 @@ async def test_gated_ask_resumes_with_the_persons_approval(gate: Gate, tmp_path:
     assert runs == ["touch made"]
     assert (tmp_path / "ws" / "made").exists()
     recs = records(tmp_path)
-    assert [r["type"] for r in recs] == ["decision", "approval"]
-    assert recs[1]["call_id"] == recs[0]["call_id"]
+    assert [r["type"] for r in recs] == ["decision", "approval", "handoff"]
+    assert {r["call_id"] for r in recs} == {recs[0]["call_id"]}
     assert recs[1]["approver"] == "alice@example.com"
     assert recs[0]["command"] == "touch made"
 
@@ -328,7 +330,9 @@ async def test_gated_ask_then_no(gate: Gate, tmp_path: Path) -> None:
     assert reply.status == "error"
     assert "carol: use a temp dir" in str(reply.content)
     assert runs == []
-    assert records(tmp_path)[-1]["approver"] == "carol"
+    approval, result = records(tmp_path)[-2:]
+    assert approval["approver"] == "carol"
+    assert (result["type"], result["outcome"]) == ("result", "not approved")
 
 
 async def test_gated_resume_is_single_use_and_bound_to_the_call(
@@ -348,6 +352,25 @@ async def test_gated_resume_is_single_use_and_bound_to_the_call(
     assert again.status == "error"
     assert "already used" in again.content
     assert runs == []
+    refusals = [r for r in records(tmp_path) if r["type"] == "approval" and r["answer"] == "deny"]
+    assert [r["approver"] for r in refusals] == ["shellgate", "shellgate"]  # both on the record
+
+
+async def test_gated_resumes_from_a_token(gate: Gate, tmp_path: Path) -> None:
+    runs: list[str] = []
+    tool = gated(terminal_tool(tmp_path / "ws", runs), gate, command="cmd")
+    call = {"name": "terminal", "args": {"cmd": "touch a"}, "id": "t1", "type": "tool_call"}
+    with pytest.raises(ApprovalRequired) as paused:
+        await tool.ainvoke(call)
+    token = gate.approve(paused.value.decision, "alice").token  # as kept in a run's state
+    changed = {**call, "args": {"cmd": "touch a", "extra": 1}}
+    assert (await tool.aresume(changed, token)).status == "error"  # other arguments changed
+    with pytest.raises(ApprovalRequired) as paused:
+        await tool.ainvoke(call)
+    token = gate.approve(paused.value.decision, "alice").token
+    done = await tool.aresume(call, token)
+    assert done.status == "success"
+    assert runs == ["touch a"]
 
 
 async def test_gated_refuses_a_command_it_cannot_read(gate: Gate, tmp_path: Path) -> None:

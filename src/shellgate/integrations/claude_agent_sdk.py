@@ -50,6 +50,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     ) from exc
 
 from shellgate.approval.base import call_in_daemon_thread
+from shellgate.approval.sealed import Approval
 from shellgate.errors import ShellgateError
 from shellgate.gate import Gate
 from shellgate.resume import GateDecision
@@ -138,8 +139,8 @@ class ClaudePermissions:
             if decision.effect == "deny":
                 return PermissionResultDeny(message=decision.text or render.error(decision.reason))
             if not decision.needs_approval:
-                return PermissionResultAllow()
-            return await self._ask_person(decision)
+                return self._hand_off(tool_input, decision=decision)
+            return await self._ask_person(decision, tool_input)
         except Exception as exc:  # whatever failed, Claude Code must not run the command
             return PermissionResultDeny(message=render.error(f"shellgate failed ({exc}); not run"))
 
@@ -154,7 +155,25 @@ class ClaudePermissions:
             return None  # the input changed since the hook saw it: decide again
         return decision
 
-    async def _ask_person(self, decision: GateDecision) -> PermissionResult:
+    def _hand_off(
+        self,
+        tool_input: Mapping[str, Any],
+        *,
+        decision: GateDecision | None = None,
+        approval: Approval | None = None,
+    ) -> PermissionResult:
+        """Claude Code runs it: spend the decision (or approval) for this exact call first."""
+        refused = self.gate.handoff(
+            "bash", _bash_arguments(tool_input), decision=decision, approval=approval,
+            **self._owner,
+        )
+        if refused is not None:
+            return PermissionResultDeny(message=refused.text)
+        return PermissionResultAllow()
+
+    async def _ask_person(
+        self, decision: GateDecision, tool_input: Mapping[str, Any]
+    ) -> PermissionResult:
         """Ask through ``ask``; record the answer with :meth:`Gate.approve`; fail closed."""
         try:
             answer = await self._answer(decision)
@@ -166,8 +185,8 @@ class ClaudePermissions:
             )
             return self._denied(decision, SHELLGATE, f"{why}, so the call was denied")
         if answer.allow:
-            self.gate.approve(decision, answer.approver)
-            return PermissionResultAllow()
+            approval = self.gate.approve(decision, answer.approver)
+            return self._hand_off(tool_input, approval=approval)
         return self._denied(decision, answer.approver, answer.message)
 
     async def _answer(self, decision: GateDecision) -> PersonAnswer:
@@ -211,14 +230,20 @@ class ClaudePermissions:
         """A ``PreToolUse`` hook callback: the gate's decision as ``permissionDecision``."""
         if hook_input.get("hook_event_name") != "PreToolUse" or hook_input.get("tool_name") != BASH:
             return {}  # no opinion
-        tool_input = hook_input.get("tool_input")
+        given = hook_input.get("tool_input")
+        tool_input: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
         try:
-            decision = await self._decide(tool_input if isinstance(tool_input, Mapping) else {})
+            decision = await self._decide(tool_input)
         except Exception as exc:  # fail closed even where on_failure is not "block"
             return _hook_answer("deny", render.error(f"shellgate failed ({exc}); not run"))
         if decision.effect == "deny":
             return _hook_answer("deny", decision.text or render.error(decision.reason))
         if not decision.needs_approval:
+            refused = self.gate.handoff(
+                "bash", _bash_arguments(tool_input), decision=decision, **self._owner
+            )
+            if refused is not None:
+                return _hook_answer("deny", refused.text)
             return _hook_answer("allow", _why(decision))
         use_id = tool_use_id or hook_input.get("tool_use_id")
         if isinstance(use_id, str) and use_id:

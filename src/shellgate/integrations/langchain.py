@@ -20,7 +20,6 @@ interrupt itself (docs/integrations.md).
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
@@ -35,7 +34,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     ) from exc
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from shellgate.approval.sealed import Approval, arguments_digest
+from shellgate.approval.sealed import Approval
 from shellgate.errors import ShellgateError
 from shellgate.gate import Gate
 from shellgate.resume import GateDecision
@@ -271,6 +270,9 @@ class GatedTool(BaseTool):
             while len(self._paused) > MAX_PAUSED:
                 self._paused.popitem(last=False)
             raise ApprovalRequired(self, decision, _snapshot(arguments), call)
+        refused = self.gate.handoff("bash", bash, decision=decision, **owner)  # spent, recorded
+        if refused is not None:
+            return _reply(call, self.name, refused.text, error=True)
         return await self.tool.ainvoke(input, config, **kwargs)
 
     async def aresume(
@@ -284,43 +286,33 @@ class GatedTool(BaseTool):
         """
         tool_call = _tool_call(call)
         arguments = tool_call["args"] if tool_call is not None else call
-        decision, why = self._redeem(approval, arguments)
-        if decision is None or why is not None:
-            return _reply(tool_call, self.name, render.approval_refused(why or "?"), error=True)
-        assert isinstance(approval, Approval)  # checked by _redeem
-        if approval.answer == "deny":
-            assert decision.verdict is not None  # an ask always has one
-            text = render.approval_denied(
-                decision.verdict.decision,
-                approval.approver,
-                approval.message,
-                escalation=decision.escalation,
-            )
-            return _reply(tool_call, self.name, text, error=True)
+        try:
+            bash = self._bash_arguments(arguments)
+        except Exception as exc:  # fail closed: what we cannot read, we do not run
+            why = str(exc) if isinstance(exc, ShellgateError) else f"{type(exc).__name__}: {exc}"
+            return _reply(tool_call, self.name, render.error(f"not run: {why}"), error=True)
+        sent = self._paused.pop(_decision_id(approval), None)
+        if sent is not None and _snapshot(arguments) != sent[1]:
+            # The wrapped tool's other arguments changed since the pause (the gate decided
+            # on the command): presented as a changed call, the approval is refused, spent
+            # and on the record as "arguments differ".
+            bash = {**bash, "description": bash["description"] + " (arguments changed)"}
+        owner: dict[str, Any] = {
+            "subject": self.subject, "tenant": self.tenant, "session": self.session
+        }
+        refused = self.gate.handoff("bash", bash, approval=approval, **owner)
+        if refused is not None:
+            return _reply(tool_call, self.name, refused.text, error=True)
         return await self.tool.ainvoke(tool_call if tool_call is not None else _input(call))
 
-    def _redeem(
-        self, approval: object, arguments: object
-    ) -> tuple[GateDecision | None, str | None]:
-        """The paused decision ``approval`` answers, spent; and why it does not cover the call."""
-        if not isinstance(approval, Approval):
-            kind = type(approval).__name__
-            return None, f"a gated tool takes the Approval from gate.approve(), not a {kind}"
-        paused = self._paused.pop(approval.decision_id, None)  # spent first, whatever follows
-        if paused is None:
-            return None, f"decision {approval.decision_id} was not paused here, or was already used"
-        decision, sent = paused
-        if _snapshot(arguments) != sent:
-            why = f"decision {decision.id} was made for another call (its arguments differ)"
-            return decision, why
-        bound = (approval.tool, approval.subject, approval.tenant, approval.session)
-        if bound != (decision.tool, decision.subject, decision.tenant, decision.session) or (
-            approval.digest != arguments_digest(decision.tool, dict(decision.arguments))
-        ):
-            return decision, f"the approval does not answer decision {decision.id} as it was made"
-        if approval.expires_at <= time.time():
-            return decision, f"decision {decision.id} has expired"
-        return decision, None
+
+def _decision_id(approval: object) -> str:
+    """The decision an approval (or its token) claims to answer; ``""`` if unreadable."""
+    try:
+        parsed = approval if isinstance(approval, Approval) else Approval.parse(approval)  # type: ignore[arg-type]
+    except ShellgateError:
+        return ""
+    return parsed.decision_id
 
 
 def _errors(exc: ValidationError) -> str:
