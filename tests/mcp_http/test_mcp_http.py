@@ -5,13 +5,18 @@ from __future__ import annotations
 import contextlib
 import re
 import signal
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
+from mcp.client.client import Client
 from mcp.client.session import ClientRequestContext
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from shellgate.audit import verify
 from tests.conftest import pids_with_arg, wait_until
@@ -252,3 +257,32 @@ async def test_sighup_rereads_the_tokens_file(tmp_path: Path) -> None:
         assert server.proc.poll() is None
         assert server.stop() == 0
         assert carol not in server.stderr()
+
+
+@contextlib.asynccontextmanager
+async def modern(url: str, token: str) -> AsyncIterator[Client]:
+    """The SDK's high-level client, negotiating the 2026 per-request era (no MCP session)."""
+    async with (
+        create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        yield client
+
+
+async def test_per_request_era_clients_are_fenced_per_principal(tmp_path: Path) -> None:
+    marker = "sleep 4715"
+    with HttpServer(write_setup(tmp_path)) as server:
+        async with modern(server.url, ALICE) as alice, modern(server.url, BOB) as bob:
+            assert alice.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS
+            hi = await alice.call_tool("bash", ECHO)
+            task = task_id(text_of(await alice.call_tool("bash", background(marker))))
+            foreign = await bob.call_tool("bash_output", {"task_id": task})
+            own = await alice.call_tool("bash_kill", {"task_id": task})
+        assert server.stop() == 0
+    assert (text_of(hi), hi.is_error) == ("hi\n", False)
+    assert (text_of(foreign), foreign.is_error) == (f"Error: unknown task {task}", True)
+    assert not own.is_error
+    sessions = {
+        r["subject"]: r["session"] for r in audit_records(tmp_path) if r["type"] == "decision"
+    }
+    assert re.fullmatch(r"[0-9a-f]{16}", sessions["alice"])  # the principal's gate session
