@@ -54,6 +54,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -291,6 +292,7 @@ class ShellgateHTTP(MCPHandlers):
                 self.app,
                 lifespan="off",  # the session manager runs around uvicorn, below
                 log_config=None,  # shellgate's logging: stderr, --log-level
+                access_log=False,  # a URL may carry what a client should not have put there
                 timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
             )
         )
@@ -365,8 +367,17 @@ def _principal(ctx: ServerRequestContext[Any]) -> Principal:
 
 
 def _session_id(ctx: ServerRequestContext[Any]) -> str | None:
+    """The MCP session the request was served in, if any.
+
+    Read only on the handshake era's sessions, whose header the session manager
+    matched to a live session of this principal; a per-request-era request is
+    served outside any session, so a header it carries names nothing (and must
+    not name the audit record's session).
+    """
     request = ctx.request
     if not isinstance(request, Request):
+        return None
+    if ctx.session.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
         return None
     return request.headers.get(MCP_SESSION_ID_HEADER) or None
 

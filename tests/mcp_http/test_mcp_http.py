@@ -260,10 +260,10 @@ async def test_sighup_rereads_the_tokens_file(tmp_path: Path) -> None:
 
 
 @contextlib.asynccontextmanager
-async def modern(url: str, token: str) -> AsyncIterator[Client]:
+async def modern(url: str, token: str, **headers: str) -> AsyncIterator[Client]:
     """The SDK's high-level client, negotiating the 2026 per-request era (no MCP session)."""
     async with (
-        create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
+        create_mcp_http_client(headers={"Authorization": f"Bearer {token}", **headers}) as http,
         Client(streamable_http_client(url, http_client=http)) as client,
     ):
         yield client
@@ -272,7 +272,8 @@ async def modern(url: str, token: str) -> AsyncIterator[Client]:
 async def test_per_request_era_clients_are_fenced_per_principal(tmp_path: Path) -> None:
     marker = "sleep 4715"
     with HttpServer(write_setup(tmp_path)) as server:
-        async with modern(server.url, ALICE) as alice, modern(server.url, BOB) as bob:
+        forged = {"mcp-session-id": "f" * 32}  # names no session: not the audit's session
+        async with modern(server.url, ALICE, **forged) as alice, modern(server.url, BOB) as bob:
             assert alice.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS
             hi = await alice.call_tool("bash", ECHO)
             task = task_id(text_of(await alice.call_tool("bash", background(marker))))

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from shellgate.config import load_config
 from shellgate.errors import ConfigError
+from shellgate.mcp_http import ShellgateHTTP
 from shellgate.mcp_tokens import FileTokenVerifier, Principal, load_tokens
 from tests.mcp.mcp_helpers import server_env
 from tests.mcp_http.http_helpers import ALICE, BOB, TOKENS, write_setup, write_tokens
@@ -192,3 +194,16 @@ def test_a_port_in_use_exits_2(tmp_path: Path) -> None:
         f"error: --http: cannot listen on http://127.0.0.1:{port}/mcp: Address already in use"
         in done.stderr
     )
+
+
+def test_a_remote_address_needs_allow_remote(tmp_path: Path) -> None:
+    everywhere = "0.0.0.0"  # noqa: S104 - resolved and checked, never bound here
+    write_setup(tmp_path)
+    config = load_config(tmp_path / "shellgate.toml")
+    with pytest.raises(ConfigError, match="is not a loopback address"):
+        ShellgateHTTP(config, tokens_file=tmp_path / "tokens", host=everywhere, port=0)
+    remote = config.model_copy(update={"mcp": config.mcp.model_copy(update={"allow_remote": True})})
+    server = ShellgateHTTP(remote, tokens_file=tmp_path / "tokens", host=everywhere, port=0)
+    assert not server.loopback
+    local = ShellgateHTTP(config, tokens_file=tmp_path / "tokens", host="::1", port=0)
+    assert local.loopback
