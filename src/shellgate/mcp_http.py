@@ -162,6 +162,8 @@ class ShellgateHTTP(MCPHandlers):
         async with self._gates_lock:
             gate = self._gates.get(principal)
             if gate is None:
+                if self._stopping:  # the gates are about to close: none is opened now
+                    raise ShellgateError("the gate is shutting down; no new calls")
                 gate = Gate(self._config_for(principal), approver=self.approver)
                 try:
                     await gate.open()
@@ -251,7 +253,8 @@ class ShellgateHTTP(MCPHandlers):
 
     async def check(self) -> None:
         """Fail at start-up, not at the first call: build and open a gate, then close it."""
-        probe = Gate(self._config_for(min(self.verifier.table.principals, key=_names)))
+        first = min(self.verifier.table.principals, key=_names)
+        probe = Gate(self._config_for(first), approver=self.approver)
         try:
             await probe.open()
         finally:
