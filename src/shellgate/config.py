@@ -144,6 +144,15 @@ class AuditConfig(_Section):
         return None if value == "" else value
 
 
+class McpConfig(_Section):
+    """``shellgate mcp --http``: who may connect, and from where (docs/mcp.md)."""
+
+    tokens_file: Path | None = None  # bearer tokens: "TOKEN SUBJECT TENANT" lines
+    allow_remote: bool = False  # may --http listen on a non-loopback address?
+    max_sessions: int = Field(100, gt=0)  # open MCP sessions, all principals together
+    session_idle_timeout_ms: int = Field(1_800_000, gt=0)  # an idle session ends (tasks stop)
+
+
 class Config(BaseModel):
     """The whole deployment's configuration (see ``docs/configuration.md``)."""
 
@@ -157,6 +166,7 @@ class Config(BaseModel):
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     approval: ApprovalConfig = Field(default_factory=ApprovalConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)
 
     @property
     def default_policy(self) -> Path | None:
@@ -219,6 +229,7 @@ PATH_KEYS: dict[tuple[str, str], Literal["path", "paths", "program"]] = {
     ("sandbox", "bwrap_path"): "program",
     ("policy", "paths"): "paths",
     ("audit", "path"): "path",
+    ("mcp", "tokens_file"): "path",
 }
 
 

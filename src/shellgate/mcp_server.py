@@ -1,6 +1,10 @@
 """The MCP door: the three tools over MCP stdio, one gate per server process.
 
-Invariants:
+The request handlers (:class:`MCPHandlers`) are shared with the Streamable HTTP
+transport (:mod:`shellgate.mcp_http`), which routes each request to the gate of
+its bearer token's principal instead of the one gate.
+
+Invariants (stdio):
 
 * One :class:`~shellgate.gate.Gate` per process, opened before the first message
   and closed (every task stopped, spill files removed) when the connection ends —
@@ -46,6 +50,7 @@ from shellgate.gate import Gate, ToolResult
 from shellgate.mcp_wire import Refused, stdio_wire
 from shellgate.models import ApprovalAnswer, ApprovalRequest
 from shellgate.tools import render
+from shellgate.tools.tasks import Owner
 
 logger = logging.getLogger("shellgate.mcp")
 
@@ -154,19 +159,18 @@ class ElicitationApprover:
         return answer
 
 
-class ShellgateMCP:
-    """The MCP handlers over one gate. Build, then :meth:`serve_stdio` (or :meth:`run`).
+class MCPHandlers:
+    """``tools/list`` and ``tools/call``, one handler for both transports.
 
-    Building it builds the gate, so a policy set or plugin that does not load
-    fails here, before any message is read. A ``gate`` passed in keeps its own
-    approver (pass ``approver=ElicitationApprover(...)`` to it to get elicitation).
+    Each request is served by the gate and owner :meth:`route` picks for it: on
+    stdio the one gate and the config's principal (:class:`ShellgateMCP`); over
+    HTTP the gate of the request's bearer-token principal
+    (:class:`shellgate.mcp_http.ShellgateHTTP`).
     """
 
-    def __init__(self, config: Config, *, gate: Gate | None = None) -> None:
+    def __init__(self, config: Config) -> None:
         self.config = config
         self.approver = ElicitationApprover(_headless(config))
-        self.gate = gate if gate is not None else Gate(config, approver=self.approver)
-        self.owner = self.gate.owner(None, None, None)  # the config's principal, one session
         self.server: Server[Any] = Server(
             SERVER_NAME,
             version=_version(),
@@ -181,14 +185,19 @@ class ShellgateMCP:
         # An aborted call kills its process group: SIGTERM, then SIGKILL after the grace.
         self._abort_wait_s = config.executor.grace_ms / 1000 + 5.0
 
+    async def route(self, ctx: ServerRequestContext[Any]) -> tuple[Gate, Owner]:
+        """The gate that serves this request, and the owner its calls run as."""
+        raise NotImplementedError
+
     # -- handlers ----------------------------------------------------------------------
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        gate, _owner = await self.route(ctx)
         tools = [
             types.Tool(name=s["name"], description=s["description"], input_schema=s["inputSchema"])
-            for s in self.gate.schemas("mcp")
+            for s in gate.schemas("mcp")
         ]
         return types.ListToolsResult(tools=tools)
 
@@ -196,10 +205,20 @@ class ShellgateMCP:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         arguments: object = params.arguments if params.arguments is not None else {}
+        gate, owner = await self.route(ctx)
         with self._abortable() as abort:
             token = _current_session.set(ctx.session)  # copied into the call's task below
             try:
-                call = asyncio.ensure_future(self.gate.call(params.name, arguments, abort=abort))
+                call = asyncio.ensure_future(
+                    gate.call(
+                        params.name,
+                        arguments,
+                        subject=owner.subject,
+                        tenant=owner.tenant,
+                        session=owner.session,
+                        abort=abort,
+                    )
+                )
             finally:
                 _current_session.reset(token)
             try:
@@ -219,7 +238,7 @@ class ShellgateMCP:
                 with anyio.CancelScope(shield=True):
                     await asyncio.wait([call], timeout=self._abort_wait_s)
                 raise
-        text = render.with_notices(self.gate.pop_notices(self.owner), result.text)
+        text = render.with_notices(gate.pop_notices(owner), result.text)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)], is_error=result.is_error
         )
@@ -233,6 +252,23 @@ class ShellgateMCP:
             yield event
         finally:
             self._inflight.discard(event)
+
+
+class ShellgateMCP(MCPHandlers):
+    """The MCP handlers over one gate. Build, then :meth:`serve_stdio` (or :meth:`run`).
+
+    Building it builds the gate, so a policy set or plugin that does not load
+    fails here, before any message is read. A ``gate`` passed in keeps its own
+    approver (pass ``approver=ElicitationApprover(...)`` to it to get elicitation).
+    """
+
+    def __init__(self, config: Config, *, gate: Gate | None = None) -> None:
+        super().__init__(config)
+        self.gate = gate if gate is not None else Gate(config, approver=self.approver)
+        self.owner = self.gate.owner(None, None, None)  # the config's principal, one session
+
+    async def route(self, ctx: ServerRequestContext[Any]) -> tuple[Gate, Owner]:
+        return self.gate, self.owner
 
     # -- lifecycle ---------------------------------------------------------------------
 

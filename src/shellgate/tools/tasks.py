@@ -155,6 +155,22 @@ class TaskRegistry:
         task.settled = True
         return render.already_finished(task.id, task.result)
 
+    async def stop_owned(self, owner: Owner) -> None:
+        """Stop every task of ``owner`` and wait for each (its MCP session ended).
+
+        Nobody can read them any more, so they are settled (no notice) and a
+        notice still waiting for the owner is dropped.
+        """
+        owned = [t for t in self._tasks.values() if t.owner == owner]
+        for task in owned:
+            task.settled = True
+            task.process.kill()
+        if isinstance(self._sink, QueueNotices):
+            self._sink.pop(owner)
+        pending = [t.process.done for t in owned if not t.process.done.done()]
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+
     async def aclose(self) -> None:
         """Stop every running task and wait for each."""
         for task in self._tasks.values():
