@@ -1,0 +1,204 @@
+"""What shellgate's pydantic-ai toolsets share: one owner at the gate, paused calls, answers.
+
+Imported by :mod:`shellgate.integrations.pydantic_ai` once pydantic-ai is known to
+be installed; see that module for the behaviour.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import logging
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from pydantic_ai import RunContext
+from pydantic_ai.exceptions import ApprovalRequired, ToolFailed
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
+
+from shellgate.approval import Approval
+from shellgate.errors import ShellgateError
+from shellgate.integrations._paused import Paused, PausedCalls, canonical
+from shellgate.resume import GateDecision
+from shellgate.tools import render
+
+if TYPE_CHECKING:
+    from shellgate.gate import Gate, ToolResult
+
+logger = logging.getLogger("shellgate.integrations.pydantic_ai")
+
+#: ``DeferredToolResults.metadata[tool_call_id][APPROVAL_METADATA_KEY]``: the sealed approval.
+APPROVAL_METADATA_KEY = "shellgate_approval"
+
+
+class Keeper:
+    """What both toolsets share: one owner at the gate, the paused calls, the person's answer."""
+
+    def __init__(
+        self,
+        gate: Gate,
+        paused: PausedCalls,
+        subject: str | None,
+        tenant: str | None,
+        session: str | None,
+    ) -> None:
+        self.gate = gate
+        self.paused = paused
+        self.subject, self.tenant, self.session = subject, tenant, session
+
+    # -- the model-facing side ----------------------------------------------------------
+
+    def text(self, text: str) -> str:
+        """Completion notices of background tasks go at the top of the next result, as over MCP."""
+        owner = self.gate.owner(self.subject, self.tenant, self.session)
+        return render.with_notices(self.gate.pop_notices(owner), text)
+
+    def refuse(self, text: str) -> NoReturn:
+        """A refusal is a failed tool call: the model reads the text, and it is not a retry."""
+        raise ToolFailed(self.text(text))
+
+    def answer(self, result: ToolResult) -> str:
+        if result.is_error:
+            self.refuse(result.text)
+        return self.text(result.text)
+
+    async def call(self, tool: str, arguments: object, **more: Any) -> ToolResult:
+        """``gate.call`` as this owner (a cancelled run kills the command: the gate's own doing)."""
+        return await self.gate.call(
+            tool, arguments, subject=self.subject, tenant=self.tenant, session=self.session, **more
+        )
+
+    async def decide(self, gate_arguments: Mapping[str, object]) -> GateDecision:
+        return await self.gate.decide(
+            "bash",
+            dict(gate_arguments),
+            subject=self.subject,
+            tenant=self.tenant,
+            session=self.session,
+        )
+
+    def pause(
+        self,
+        decision: GateDecision,
+        ctx: RunContext[Any],
+        tool: str,
+        arguments: Mapping[str, object],
+        gate_arguments: Mapping[str, object],
+    ) -> NoReturn:
+        """Keep the decision for the person's answer and end the run with a deferred call."""
+        self.paused.add(
+            Paused(
+                decision, ctx.tool_call_id or "", tool, canonical(arguments), dict(gate_arguments)
+            )
+        )
+        raise ApprovalRequired(
+            {
+                "decision_id": decision.id,
+                "question": decision.question,
+                "command": gate_arguments.get("command"),
+                "reason": decision.reason,
+                "layer": decision.layer,
+                "rule": decision.rule,
+                "escalation": decision.escalation,
+                "expires_at": decision.expires_at,
+            }
+        )
+
+    def resumed_without_approval(
+        self, ctx: RunContext[Any], tool: str, arguments: Mapping[str, object]
+    ) -> Paused | None:
+        """A paused call approved with a bare ``True``: it names nobody, so it does not run."""
+        paused = self.paused.take_call(ctx.tool_call_id or "", tool, canonical(arguments))
+        if paused is not None:
+            logger.warning(
+                "tool call %s was approved without a shellgate approval; resume it with "
+                "toolset.approve(requests, tool_call_id, approver) to name the person",
+                ctx.tool_call_id,
+            )
+        return paused
+
+    def redeem(
+        self, token: str, ctx: RunContext[Any], tool: str, arguments: Mapping[str, object]
+    ) -> None:
+        """Check an approval for a call that the wrapped tool, not the gate, will run.
+
+        The gate checks approvals for the calls it runs; for a wrapped tool this
+        does: the very approval :meth:`approve` gave for this paused call
+        (compared in constant time), for this tool call and these arguments,
+        before it expires, once — the paused call is taken before anything is
+        compared, so a probe spends it. Anything else is refused (``ToolFailed``).
+        """
+        try:
+            approval = Approval.parse(token)
+        except ShellgateError as exc:
+            self.refuse(render.approval_refused(str(exc)))
+        paused = self.paused.take(approval.decision_id)
+        if paused is None or paused.token is None or not hmac.compare_digest(paused.token, token):
+            self.refuse(
+                render.approval_refused(
+                    f"approval for decision {approval.decision_id[:64]} was not given by this "
+                    "toolset, was already used, or has expired"
+                )
+            )
+        did = paused.decision.id
+        if approval.answer != "allow_once" or approval.expires_at <= time.time():
+            self.refuse(render.approval_refused(f"decision {did} has expired"))
+        call = (ctx.tool_call_id or "", tool, canonical(arguments))
+        if (paused.call_id, paused.tool, paused.arguments) != call:
+            why = f"decision {did} was made for another call (its arguments differ)"
+            self.refuse(render.approval_refused(why))
+
+    # -- the host's side: a person's answer ---------------------------------------------------
+
+    def find(self, requests: DeferredToolRequests, tool_call_id: str) -> Paused:
+        meta = requests.metadata.get(tool_call_id)
+        did = meta.get("decision_id") if isinstance(meta, dict) else None
+        if not any(c.tool_call_id == tool_call_id for c in requests.approvals) or not did:
+            raise ShellgateError(f"tool call {tool_call_id} is not a call shellgate paused")
+        paused = self.paused.get(str(did))
+        if paused is None or paused.call_id != tool_call_id:
+            raise ShellgateError(
+                f"tool call {tool_call_id} is not waiting on this toolset: already answered, "
+                "expired, or paused by another toolset or process (run it again to ask again)"
+            )
+        return paused
+
+    def approve(
+        self, requests: DeferredToolRequests, tool_call_id: str, approver: str
+    ) -> DeferredToolResults:
+        paused = self.find(requests, tool_call_id)
+        approval = self.gate.approve(paused.decision, approver)
+        paused.token = approval.token
+        return DeferredToolResults(
+            approvals={tool_call_id: ToolApproved()},
+            metadata={tool_call_id: {APPROVAL_METADATA_KEY: approval.token}},
+            answered_by={tool_call_id: approval.approver},
+        )
+
+    async def deny(
+        self,
+        requests: DeferredToolRequests,
+        tool_call_id: str,
+        approver: str,
+        message: str | None,
+    ) -> DeferredToolResults:
+        paused = self.find(requests, tool_call_id)
+        approval = self.gate.approve(paused.decision, approver, answer="deny", message=message)
+        self.paused.take(paused.decision.id)
+        # The gate spends the decision and answers with the person's words; nothing runs.
+        result = await self.call("bash", paused.gate_arguments, approval=approval)
+        return DeferredToolResults(
+            approvals={tool_call_id: ToolDenied(result.text)},
+            answered_by={tool_call_id: approval.approver},
+        )
+
+
+def token_of(metadata: object) -> str | None:
+    token = metadata.get(APPROVAL_METADATA_KEY) if isinstance(metadata, dict) else None
+    return token if isinstance(token, str) else None
+
+
+def forget(paused: PausedCalls, token: str) -> None:
+    with contextlib.suppress(ShellgateError):  # malformed: the gate refuses it, on the record
+        paused.take(Approval.parse(token).decision_id)
