@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import getpass
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -60,12 +62,17 @@ def records(tmp_path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines]
 
 
-@pytest.fixture
-async def gate(tmp_path: Path) -> AsyncIterator[Gate]:
+def policy_set(tmp_path: Path) -> Path:
     pol = tmp_path / "pol"
     pol.mkdir()
     (pol / "policy.csv").write_text(POLICY)
     shutil.copy(ROOT / "policies" / "default" / "model.conf", pol / "model.conf")
+    return pol
+
+
+@pytest.fixture
+async def gate(tmp_path: Path) -> AsyncIterator[Gate]:
+    pol = policy_set(tmp_path)
     g = Gate(
         make_config(tmp_path, policy={"paths": [str(pol)], "default": "deny"}),
         approver=DenyApprover(),  # nobody is asked inside a call: the run pauses instead
@@ -471,6 +478,65 @@ async def test_an_argv_command_is_decided_as_its_shell_text(gate: Gate, tmp_path
     assert "no deleting" in out
     assert ran == [["echo", "a b"]]
     assert [r["command"] for r in records(tmp_path)] == ["echo 'a b'", "rm -rf 'x y'"]
+
+
+# -- the docs' program, run as written -----------------------------------------------------
+
+FAKE_MODEL = """\
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import FunctionModel
+
+
+def _model(messages, info):
+    for part in messages[-1].parts:
+        if isinstance(part, ToolReturnPart):
+            return ModelResponse(parts=[TextPart(f"model read: {part.model_response_str()}")])
+    args = {"command": "touch notes.txt", "description": "create the notes file"}
+    return ModelResponse(parts=[ToolCallPart("bash", args)])
+
+
+MODEL = FunctionModel(_model)
+"""
+
+
+def docs_program() -> str:
+    text = (ROOT / "docs" / "integrations.md").read_text()
+    section = text.split("\n## pydantic-ai\n", 1)[1]
+    block = section.split("```python\n", 1)[1].split("```", 1)[0]
+    model_line = next(line for line in block.splitlines() if line.startswith("MODEL = "))
+    return block.replace(model_line, FAKE_MODEL)
+
+
+@pytest.mark.parametrize(
+    ("answer", "made", "read"),
+    [("y\n", True, "model read:"), ("n\nnot in my workspace\n", False, "not in my workspace")],
+)
+def test_the_docs_program_runs(tmp_path: Path, answer: str, made: bool, read: str) -> None:
+    policy_set(tmp_path)
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "shellgate.toml").write_text(
+        '[executor]\nworkspace = "ws"\n[audit]\npath = "program-audit.jsonl"\n'
+        '[policy]\npaths = ["pol"]\ndefault = "deny"\n'
+    )
+    (tmp_path / "program.py").write_text(docs_program())
+    done = subprocess.run(
+        [sys.executable, "program.py"],
+        cwd=tmp_path,
+        input=answer,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "SHELLGATE_CONFIG": str(tmp_path / "shellgate.toml")},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Allow this command? `touch notes.txt`" in done.stdout
+    assert read in done.stdout
+    assert (tmp_path / "ws" / "notes.txt").exists() is made
+    lines = (tmp_path / "program-audit.jsonl").read_text().splitlines()
+    [approval] = [r for r in map(json.loads, lines) if r["type"] == "approval"]
+    assert approval["approver"] == getpass.getuser()
+    assert approval["answer"] == ("allow_once" if made else "deny")
 
 
 # -- packaging -------------------------------------------------------------------------
