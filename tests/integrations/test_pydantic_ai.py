@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from pydantic_ai import Agent, RunContext
+from pydantic_ai.capabilities import HandleDeferredToolCalls
 from pydantic_ai.messages import (
     ModelMessage,
     ModelResponse,
@@ -285,6 +286,39 @@ async def test_an_approval_covers_its_own_call_only(gate: Gate, tmp_path: Path) 
         shell.approve(other_requests, other_requests.approvals[0].tool_call_id, " ")
     with pytest.raises(ShellgateError, match="not a call shellgate paused"):
         shell.approve(other_requests, "no-such-call", "alice")
+
+
+@pytest.mark.parametrize("yes", [True, False])
+async def test_answered_inline_by_a_deferred_call_handler(
+    gate: Gate, tmp_path: Path, yes: bool
+) -> None:
+    shell = ShellgateToolset(gate)
+
+    async def ask_frank(
+        ctx: RunContext[None], requests: DeferredToolRequests
+    ) -> DeferredToolResults:
+        answers = DeferredToolResults()
+        for call in requests.approvals:
+            if yes:
+                answers.update(shell.approve(requests, call.tool_call_id, "frank"))
+            else:
+                answers.update(await shell.deny(requests, call.tool_call_id, "frank", message="no"))
+        return answers
+
+    ag = Agent(
+        one_call("bash", touch()),
+        toolsets=[shell],
+        capabilities=[HandleDeferredToolCalls(handler=ask_frank)],
+    )
+    out = (await ag.run("go")).output  # one run: the handler answers while it is paused
+    assert out.startswith("success|") if yes else out.startswith("denied|")
+    assert yes or "frank: no" in out
+    assert (tmp_path / "ws" / "made").exists() is yes
+    assert [(r["type"], r.get("approver")) for r in records(tmp_path)] == [
+        ("decision", None),
+        ("approval", "frank"),
+        ("result", None),
+    ]
 
 
 async def test_background_task_and_its_output(gate: Gate) -> None:
