@@ -204,7 +204,7 @@ async def test_a_persons_no_is_what_the_model_reads(gate: Gate, tmp_path: Path) 
     ag = agent(shell, "bash", touch())
     requests, history = await paused_run(ag)
     [call] = requests.approvals
-    results = await shell.deny(requests, call.tool_call_id, "carol", message="not on a Friday")
+    results = shell.deny(requests, call.tool_call_id, "carol", message="not on a Friday")
     out = await resume(ag, history, results)
     assert out.startswith("denied|")
     assert "carol: not on a Friday" in out
@@ -302,7 +302,7 @@ async def test_answered_inline_by_a_deferred_call_handler(
             if yes:
                 answers.update(shell.approve(requests, call.tool_call_id, "frank"))
             else:
-                answers.update(await shell.deny(requests, call.tool_call_id, "frank", message="no"))
+                answers.update(shell.deny(requests, call.tool_call_id, "frank", message="no"))
         return answers
 
     ag = Agent(
@@ -352,11 +352,19 @@ def run_shell_toolset(ws: Path, calls: list[str]) -> FunctionToolset[None]:
     tools: FunctionToolset[None] = FunctionToolset()
 
     @tools.tool
-    def run_shell(ctx: RunContext[None], cmd: str, cwd: str | None = None) -> str:
+    def run_shell(
+        ctx: RunContext[None], cmd: str, cwd: str | None = None, timeout_s: float = 30
+    ) -> str:
         """Run a shell command."""
         calls.append(cmd)
         done = subprocess.run(  # noqa: S602 - the tool under test runs shell text
-            cmd, shell=True, cwd=ws / (cwd or "."), capture_output=True, text=True, check=False
+            cmd,
+            shell=True,
+            cwd=ws / (cwd or "."),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=timeout_s,
         )
         return f"exit {done.returncode}: {done.stdout}"
 
@@ -385,10 +393,11 @@ async def test_wrapped_allow_calls_the_wrapped_tool(
     assert out.startswith("success|")
     assert "exit 0: wrapped-ran" in out
     assert calls == ["echo wrapped-ran"]
-    recs = records(tmp_path)
-    assert [(r["type"], r["decision"], r["command"]) for r in recs] == [
-        ("decision", "allow", "echo wrapped-ran")
-    ]
+    decision, handoff = records(tmp_path)
+    assert (decision["type"], decision["decision"]) == ("decision", "allow")
+    assert decision["command"] == "echo wrapped-ran"
+    assert handoff == {**handoff, "type": "handoff", "runner": "host"}
+    assert handoff["call_id"] == decision["call_id"]  # one decision, spent by the handoff
     assert await said(agent(toolset, "add", {"a": 2, "b": 3})) == "success|5"
 
 
@@ -420,14 +429,16 @@ async def test_wrapped_ask_resumes_with_a_person(
     assert calls == ["touch made"]
     assert (tmp_path / "ws" / "sub" / "made").exists()
     recs = records(tmp_path)
-    assert [r["type"] for r in recs] == ["decision", "approval"]
+    assert [r["type"] for r in recs] == ["decision", "approval", "handoff"]
     assert recs[0]["workdir"] == str(tmp_path / "ws" / "sub")
-    assert (recs[1]["approver"], recs[1]["call_id"]) == ("dave@example.com", recs[0]["call_id"])
+    assert recs[1]["approver"] == "dave@example.com"
+    assert {r["call_id"] for r in recs} == {recs[0]["call_id"]}
 
     again = await resume(ag, history, results)  # replayed
     assert again.startswith("failed|")
     assert "already used" in again
     assert calls == ["touch made"]
+    assert records(tmp_path)[-1]["outcome"] == "not approved"  # the replay is on the record
 
 
 async def test_wrapped_refuses_forged_and_bare_approvals(
@@ -444,28 +455,35 @@ async def test_wrapped_refuses_forged_and_bare_approvals(
     )
     out = await resume(ag, history, forged)
     assert out.startswith("failed|")
-    assert "not given by this toolset" in out
-    # The forgery spent the paused call: even the genuine approval is refused now.
+    assert "forged or altered" in out
+    assert calls == []
+    assert records(tmp_path)[-2]["approver"] == "shellgate"  # refused on the record
+    # A forgery cannot burn the person's approval: the genuine one still runs it, once.
     genuine = DeferredToolResults(
         approvals={cid: ToolApproved()}, metadata={cid: {APPROVAL_METADATA_KEY: token}}
     )
-    assert "already used" in await resume(ag, history, genuine)
+    assert (await resume(ag, history, genuine)).startswith("success|")
+    assert calls == ["touch made"]
 
     requests, history = await paused_run(ag)
     bare = await resume(ag, history, requests.build_results(approve_all=True))
     assert "needs a person's approval" in bare
-    assert calls == []
+    assert calls == ["touch made"]
 
 
-async def test_wrapped_approval_is_bound_to_the_arguments(
-    wrapped: tuple[GatedToolset[None], list[str]], tmp_path: Path
+@pytest.mark.parametrize(
+    "changed", [{"cmd": "touch other"}, {"cmd": "touch made", "timeout_s": 99}]
+)
+async def test_wrapped_approval_is_bound_to_all_the_arguments(
+    wrapped: tuple[GatedToolset[None], list[str]], tmp_path: Path, changed: dict[str, Any]
 ) -> None:
     toolset, calls = wrapped
     ag = agent(toolset, "run_shell", {"cmd": "touch made"})
     requests, history = await paused_run(ag)
     cid = requests.approvals[0].tool_call_id
     results = toolset.approve(requests, cid, "alice")
-    results.approvals[cid] = ToolApproved(override_args={"cmd": "touch other"})
+    # timeout_s is no argument of the gate's, but the person approved the call with its default
+    results.approvals[cid] = ToolApproved(override_args=changed)
     out = await resume(ag, history, results)
     assert "arguments differ" in out
     assert calls == []
@@ -478,7 +496,7 @@ async def test_wrapped_no_from_a_person(
     ag = agent(toolset, "run_shell", {"cmd": "touch made"})
     requests, history = await paused_run(ag)
     cid = requests.approvals[0].tool_call_id
-    out = await resume(ag, history, await toolset.deny(requests, cid, "erin", message="no"))
+    out = await resume(ag, history, toolset.deny(requests, cid, "erin", message="no"))
     assert out.startswith("denied|")
     assert "erin: no" in out
     assert calls == []
@@ -511,7 +529,10 @@ async def test_an_argv_command_is_decided_as_its_shell_text(gate: Gate, tmp_path
     out = await said(agent(toolset, "execute", {"argv": ["rm", "-rf", "x y"]}))
     assert "no deleting" in out
     assert ran == [["echo", "a b"]]
-    assert [r["command"] for r in records(tmp_path)] == ["echo 'a b'", "rm -rf 'x y'"]
+    assert [r["command"] for r in records(tmp_path) if r["type"] == "decision"] == [
+        "echo 'a b'",
+        "rm -rf 'x y'",
+    ]
 
 
 # -- the docs' program, run as written -----------------------------------------------------

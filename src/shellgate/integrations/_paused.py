@@ -43,7 +43,6 @@ class Paused:
     tool: str  # the tool name the model called
     arguments: str  # canonical(the arguments the framework will pass on resume)
     gate_arguments: dict[str, object]  # what the gate decided (its own ``bash`` arguments)
-    token: str | None = None  # the sealed allow approval given for it, once a person said yes
 
 
 class PausedCalls:

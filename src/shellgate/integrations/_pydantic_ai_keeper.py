@@ -6,10 +6,7 @@ be installed; see that module for the behaviour.
 
 from __future__ import annotations
 
-import contextlib
-import hmac
 import logging
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -118,36 +115,46 @@ class Keeper:
             )
         return paused
 
-    def redeem(
-        self, token: str, ctx: RunContext[Any], tool: str, arguments: Mapping[str, object]
+    def handoff(
+        self,
+        tool: str,
+        arguments: Mapping[str, object],
+        gate_arguments: Mapping[str, object],
+        ctx: RunContext[Any],
+        *,
+        approval: str | None = None,
+        decision: GateDecision | None = None,
     ) -> None:
-        """Check an approval for a call that the wrapped tool, not the gate, will run.
+        """For a call the wrapped tool, not the gate, will run: spend its decision or approval.
 
-        The gate checks approvals for the calls it runs; for a wrapped tool this
-        does: the very approval :meth:`approve` gave for this paused call
-        (compared in constant time), for this tool call and these arguments,
-        before it expires, once — the paused call is taken before anything is
-        compared, so a probe spends it. Anything else is refused (``ToolFailed``).
+        The gate checks it (``gate.handoff``: sealed, for this command, workdir
+        and owner, once, unexpired) and puts the outcome on the record; this
+        returns when the wrapped tool may run the call now, else refuses
+        (``ToolFailed``). Before that the toolset checks what the gate does not
+        see: an approval for a call this toolset paused must come back for that
+        tool call id with all the same arguments (a wrapped tool may take more
+        than the command); a mismatch is refused here and spends the paused call.
         """
-        try:
-            approval = Approval.parse(token)
-        except ShellgateError as exc:
-            self.refuse(render.approval_refused(str(exc)))
-        paused = self.paused.take(approval.decision_id)
-        if paused is None or paused.token is None or not hmac.compare_digest(paused.token, token):
-            self.refuse(
-                render.approval_refused(
-                    f"approval for decision {approval.decision_id[:64]} was not given by this "
-                    "toolset, was already used, or has expired"
-                )
-            )
-        did = paused.decision.id
-        if approval.answer != "allow_once" or approval.expires_at <= time.time():
-            self.refuse(render.approval_refused(f"decision {did} has expired"))
+        did = decision_id(approval) if approval is not None else ""
+        paused = self.paused.get(did) if did else None
         call = (ctx.tool_call_id or "", tool, canonical(arguments))
-        if (paused.call_id, paused.tool, paused.arguments) != call:
+        if paused is not None and (paused.call_id, paused.tool, paused.arguments) != call:
+            self.paused.take(did)
             why = f"decision {did} was made for another call (its arguments differ)"
             self.refuse(render.approval_refused(why))
+        refused = self.gate.handoff(
+            "bash",
+            dict(gate_arguments),
+            approval=approval,
+            decision=decision,
+            subject=self.subject,
+            tenant=self.tenant,
+            session=self.session,
+        )
+        if refused is not None:
+            self.refuse(refused.text)
+        if did:
+            self.paused.take(did)
 
     # -- the host's side: a person's answer ---------------------------------------------------
 
@@ -169,14 +176,13 @@ class Keeper:
     ) -> DeferredToolResults:
         paused = self.find(requests, tool_call_id)
         approval = self.gate.approve(paused.decision, approver)
-        paused.token = approval.token
         return DeferredToolResults(
             approvals={tool_call_id: ToolApproved()},
             metadata={tool_call_id: {APPROVAL_METADATA_KEY: approval.token}},
             answered_by={tool_call_id: approval.approver},
         )
 
-    async def deny(
+    def deny(
         self,
         requests: DeferredToolRequests,
         tool_call_id: str,
@@ -187,9 +193,17 @@ class Keeper:
         approval = self.gate.approve(paused.decision, approver, answer="deny", message=message)
         self.paused.take(paused.decision.id)
         # The gate spends the decision and answers with the person's words; nothing runs.
-        result = await self.call("bash", paused.gate_arguments, approval=approval)
+        refused = self.gate.handoff(
+            "bash",
+            paused.gate_arguments,
+            approval=approval,
+            subject=self.subject,
+            tenant=self.tenant,
+            session=self.session,
+        )
+        text = refused.text if refused is not None else render.error("not approved")
         return DeferredToolResults(
-            approvals={tool_call_id: ToolDenied(result.text)},
+            approvals={tool_call_id: ToolDenied(text)},
             answered_by={tool_call_id: approval.approver},
         )
 
@@ -199,6 +213,15 @@ def token_of(metadata: object) -> str | None:
     return token if isinstance(token, str) else None
 
 
+def decision_id(approval: str) -> str:
+    """The decision an approval token claims to answer; ``""`` if it is malformed."""
+    try:
+        return Approval.parse(approval).decision_id
+    except ShellgateError:
+        return ""
+
+
 def forget(paused: PausedCalls, token: str) -> None:
-    with contextlib.suppress(ShellgateError):  # malformed: the gate refuses it, on the record
-        paused.take(Approval.parse(token).decision_id)
+    """The gate runs (or refuses) the call this approval answers: forget it was paused."""
+    if did := decision_id(token):
+        paused.take(did)

@@ -1,7 +1,7 @@
 """pydantic-ai: shellgate's tools as a toolset, and the gate in front of any toolset's shell tools.
 
 ``pip install 'shellgate[pydantic-ai]'``. Two toolsets, both on the public API
-only (``gate.decide`` / ``gate.approve`` / ``gate.call``):
+only (``gate.decide`` / ``gate.approve`` / ``gate.call`` / ``gate.handoff``):
 
 * :class:`ShellgateToolset` — ``bash``, ``bash_output`` and ``bash_kill`` with the
   gate's own schemas and descriptions; shellgate runs the commands.
@@ -9,17 +9,18 @@ only (``gate.decide`` / ``gate.approve`` / ``gate.call``):
   with a ``run_shell`` tool) and puts the gate in front of the tools named as shell
   tools; the wrapped tool runs the command, shellgate only decides and asks.
 
-Every call of a shell tool is decided once. ``allow`` runs it; ``deny`` fails the
-tool call with the gate's refusal text (:class:`~pydantic_ai.exceptions.ToolFailed`,
-the model reads exactly what it reads over MCP, flagged as an error, and the run
-goes on); ``ask`` raises :class:`~pydantic_ai.exceptions.ApprovalRequired`, so the
-run ends with :class:`~pydantic_ai.tools.DeferredToolRequests` whose metadata holds
-the gate's ``question`` and ``decision_id``. The host shows the question to a
-person and resumes the run with ``toolset.approve(...)`` / ``await
-toolset.deny(...)``: each names that person to the gate (the audit log's
-``approval`` record) and builds the :class:`~pydantic_ai.tools.DeferredToolResults`
-entry, the approval sealed by the gate in its metadata. A bare ``True`` or
-``ToolApproved()`` names nobody and runs nothing (docs/integrations.md).
+Every call of a shell tool is decided once. ``allow`` runs it (``gate.call``, or
+``gate.handoff`` and then the wrapped tool); ``deny`` fails the tool call with the
+gate's refusal text (:class:`~pydantic_ai.exceptions.ToolFailed`: the model reads
+exactly what it reads over MCP, flagged as an error, and the run goes on); ``ask``
+raises :class:`~pydantic_ai.exceptions.ApprovalRequired`, so the run ends with
+:class:`~pydantic_ai.tools.DeferredToolRequests` whose metadata holds the gate's
+``question`` and ``decision_id``. The host shows the question to a person and
+resumes the run with ``toolset.approve(...)`` / ``toolset.deny(...)``: each names
+that person to the gate (the audit log's ``approval`` record) and builds the
+:class:`~pydantic_ai.tools.DeferredToolResults` entry, the approval sealed by the
+gate in its metadata. A bare ``True`` or ``ToolApproved()`` names nobody and runs
+nothing (docs/integrations.md).
 """
 
 from __future__ import annotations
@@ -150,7 +151,7 @@ class ShellgateToolset(AbstractToolset[AgentDepsT]):
         """
         return self._keeper.approve(requests, tool_call_id, approver)
 
-    async def deny(
+    def deny(
         self,
         requests: DeferredToolRequests,
         tool_call_id: str,
@@ -163,7 +164,7 @@ class ShellgateToolset(AbstractToolset[AgentDepsT]):
         The gate records the answer with ``approver`` and spends the decision;
         the model reads the gate's refusal, with ``message`` (the person's words).
         """
-        return await self._keeper.deny(requests, tool_call_id, approver, message)
+        return self._keeper.deny(requests, tool_call_id, approver, message)
 
 
 @dataclass(frozen=True)
@@ -210,9 +211,10 @@ class GatedToolset(WrapperToolset[AgentDepsT]):
     ``shell_tools`` maps each shell tool's name to where its arguments are (a
     :class:`ShellTool`, or just the name of its command argument). Other tools
     pass through untouched. Only the decision and the approval are shellgate's
-    (both audited): the command runs in the wrapped tool, outside shellgate's
-    executor and sandbox, and its result is not in shellgate's audit log. A
-    decision that requires shellgate's sandbox is therefore refused.
+    (both audited, then handed to the wrapped tool with ``gate.handoff``): the
+    command runs in the wrapped tool, outside shellgate's executor and sandbox,
+    and its result is not in shellgate's audit log. A decision that requires
+    shellgate's sandbox is therefore refused.
     """
 
     gate: Gate = field(kw_only=True)
@@ -254,13 +256,16 @@ class GatedToolset(WrapperToolset[AgentDepsT]):
         gate_args = spec.gate_arguments(name, tool_args)
         if ctx.tool_call_approved:
             token = token_of(ctx.tool_call_metadata)
-            if token is not None:
-                keeper.redeem(token, ctx, name, tool_args)  # the wrapped tool runs it, not the gate
+            if (
+                token is not None
+            ):  # spent at the gate, on the record; refused unless it covers this call
+                keeper.handoff(name, tool_args, gate_args, ctx, approval=token)
                 return await self.wrapped.call_tool(name, tool_args, ctx, tool)
             paused = keeper.resumed_without_approval(ctx, name, tool_args)
-            if paused is not None:
-                why = f"decision {paused.decision.id} needs a person's approval, and none was given"
-                keeper.refuse(render.approval_refused(why))
+            if paused is not None:  # the gate refuses it, on the record
+                keeper.handoff(
+                    name, tool_args, paused.gate_arguments, ctx, decision=paused.decision
+                )
         decision = await keeper.decide(gate_args)
         if decision.effect == "deny":
             keeper.refuse(decision.text or render.error(decision.reason))
@@ -273,6 +278,7 @@ class GatedToolset(WrapperToolset[AgentDepsT]):
             )
         if decision.needs_approval:
             keeper.pause(decision, ctx, name, tool_args, gate_args)
+        keeper.handoff(name, tool_args, gate_args, ctx, decision=decision)  # spent, on the record
         return await self.wrapped.call_tool(name, tool_args, ctx, tool)
 
     def approve(
@@ -281,7 +287,7 @@ class GatedToolset(WrapperToolset[AgentDepsT]):
         """As :meth:`ShellgateToolset.approve`; on resume the wrapped tool runs the call."""
         return self._keeper.approve(requests, tool_call_id, approver)
 
-    async def deny(
+    def deny(
         self,
         requests: DeferredToolRequests,
         tool_call_id: str,
@@ -290,4 +296,4 @@ class GatedToolset(WrapperToolset[AgentDepsT]):
         message: str | None = None,
     ) -> DeferredToolResults:
         """As :meth:`ShellgateToolset.deny`; the wrapped tool is never called."""
-        return await self._keeper.deny(requests, tool_call_id, approver, message)
+        return self._keeper.deny(requests, tool_call_id, approver, message)
