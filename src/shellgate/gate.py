@@ -280,8 +280,9 @@ class Gate:
         which implies its decision) covers this exact call, exactly as
         :meth:`call` would, spends it, and writes a ``handoff`` record. ``None``
         means the host may run it now; otherwise the returned result is the
-        refusal (forged, reused, expired, for another call, or the person said
-        no) for the model, already on the record, and nothing may run.
+        refusal (forged, reused, expired, for another call, the person said no,
+        or a policy that requires shellgate's sandbox for it) for the model,
+        already on the record, and nothing may run.
         """
         owner = self.owner(subject, tenant, session)
         did = decision.id if isinstance(decision, GateDecision) else decision
@@ -294,6 +295,11 @@ class Gate:
             return self._refused(tool, owner, arguments, str(exc))
         if isinstance(resumed, ToolResult):
             return resumed
+        if resumed.verdict.require_sandbox:  # a host-run command cannot honour it: refused
+            why = "the policy requires this command to run in shellgate's sandbox, not the host's"
+            self.audit.append({"type": "result", "call_id": bash.call_id, "is_error": True,
+                               "outcome": "denied", "error": why})
+            return ToolResult(render.error(f"not run: {why}"), True, "denied")
         self.audit.append({"type": "handoff", "call_id": bash.call_id, "runner": "host"})
         return None
 

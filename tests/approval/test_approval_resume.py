@@ -18,6 +18,8 @@ from shellgate.approval import Approval, DenyApprover
 from shellgate.audit.reader import verify
 from shellgate.errors import ShellgateError
 from shellgate.gate import Gate
+from shellgate.hookspecs import hookimpl
+from shellgate.models import CallInfo, Decision
 from tests.conftest import ROOT, make_config
 
 POLICY = """\
@@ -307,3 +309,26 @@ async def test_handoff_refuses_what_the_call_would_refuse(gate: Gate) -> None:
     assert "invalid command" in bad.text
     with pytest.raises(ShellgateError, match="decision or approval"):
         gate.handoff("bash", touch_args())
+
+
+class _RequiresSandbox:
+    """A layer that requires shellgate's sandbox for every call."""
+
+    name = "needs-sandbox"
+
+    @hookimpl
+    def shellgate_check(self, call: CallInfo) -> Decision | None:
+        del call
+        return Decision(effect="allow", reason="sandboxed", layer=self.name, require_sandbox=True)
+
+
+async def test_handoff_refuses_a_call_the_policy_sandboxes(gate: Gate, tmp_path: Path) -> None:
+    gate.decider.register(_RequiresSandbox(), name=_RequiresSandbox.name)
+    args = {"command": "echo hi", "description": "say hi"}
+    decision = await gate.decide("bash", args)
+    assert decision.effect == "allow"
+    refused = gate.handoff("bash", args, decision=decision)
+    assert refused is not None
+    assert refused.outcome == "denied"
+    assert "requires this command to run in shellgate's sandbox" in refused.text
+    assert records(tmp_path)[-1]["outcome"] == "denied"
