@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -56,9 +57,12 @@ async def gate(tmp_path: Path) -> AsyncIterator[Gate]:
     await g.aclose()
 
 
+def records_in(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
 def records(tmp_path: Path, kind: str | None = None) -> list[dict[str, Any]]:
-    lines = (tmp_path / "audit.jsonl").read_text().splitlines()
-    found = [json.loads(line) for line in lines]
+    found = records_in(tmp_path / "audit.jsonl")
     return [r for r in found if kind is None or r["type"] == kind]
 
 
@@ -198,6 +202,53 @@ async def test_a_rejection_runs_nothing_and_gives_the_model_the_persons_words(
     assert recs[2]["outcome"] == "not approved"
 
 
+async def test_approving_in_the_sdk_alone_runs_nothing(gate: Gate, tmp_path: Path) -> None:
+    """state.approve without a person's sealed approval: the gate refuses, on the record."""
+    model = ScriptedModel([[bash("touch made", "c1")], [assistant_message("ok")]])
+    agent = agent_for(ShellgateTools(gate), model)
+    first = await Runner.run(agent, "make a file")
+    state = first.to_state()
+    [item] = first.interruptions
+    state.approve(item, always_approve=True)
+    await Runner.run(agent, state)
+    assert not (tmp_path / "ws" / "made").exists()
+    seen = outputs_seen(model)["c1"]
+    assert seen.startswith("Error: not approved")
+    assert "needs a person's approval" in seen
+    recs = records(tmp_path)
+    assert [r["type"] for r in recs] == ["decision", "approval", "result"]
+    assert recs[1]["approver"] == "shellgate"
+    assert recs[2]["outcome"] == "not approved"
+
+
+async def test_an_approval_does_not_travel_to_another_gate(gate: Gate, tmp_path: Path) -> None:
+    """A state approved here and resumed by another process's gate is decided there, not run."""
+    tools = ShellgateTools(gate)
+    model = ScriptedModel([[bash("touch made", "c1")], [assistant_message("ok")]])
+    first = await Runner.run(agent_for(tools, model), "make a file")
+    state = first.to_state()
+    [item] = first.interruptions
+    await tools.approve(state, item, "alice")
+    stored = state.to_string()
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    pol = tmp_path / "pol"
+    other = Gate(
+        make_config(elsewhere, policy={"paths": [str(pol)], "default": "deny"}),
+        approver=DenyApprover(),
+    )
+    async with other:
+        agent = agent_for(ShellgateTools(other), model)
+        await Runner.run(agent, await RunState.from_string(agent, stored))
+    assert not (tmp_path / "ws" / "made").exists()
+    assert not (elsewhere / "ws" / "made").exists()
+    assert "needs a person's approval" in outputs_seen(model)["c1"]
+    there = records(elsewhere)
+    assert [r["type"] for r in there] == ["decision", "approval", "result"]
+    assert there[2]["outcome"] == "not approved"
+
+
 async def test_one_decision_record_per_tool_call(gate: Gate, tmp_path: Path) -> None:
     tools = ShellgateTools(gate)
     turn = [bash("echo one", "c1"), bash("rm keep", "c2"), bash("touch made", "c3")]
@@ -285,6 +336,22 @@ async def test_the_shell_tool_pauses_on_ask_and_runs_on_approval(
     assert len(records(tmp_path, "decision")) == 2  # one per command, no more
 
 
+async def test_the_shell_tool_rejected_runs_nothing(gate: Gate, tmp_path: Path) -> None:
+    tools = ShellgateTools(gate)
+    model = ScriptedModel([[shell(["touch made"], "s1")], [assistant_message("ok")]])
+    agent = agent_for(tools, model, shell_tool=True)
+    first = await Runner.run(agent, "make a file")
+    [item] = first.interruptions
+    state = first.to_state()
+    await tools.reject(state, item, "erin", "use the scratch dir")
+    await Runner.run(agent, state)
+    assert not (tmp_path / "ws" / "made").exists()
+    [out] = outputs_seen(model)["s1"]
+    assert out["stderr"].startswith("Error: not approved (erin: use the scratch dir)")
+    approvals = records(tmp_path, "approval")
+    assert [(r["approver"], r["answer"]) for r in approvals] == [("erin", "deny")]
+
+
 def test_without_the_sdk_the_import_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "agents", None)  # what an absent package looks like
     monkeypatch.delitem(sys.modules, "shellgate.integrations.openai_agents")
@@ -303,3 +370,41 @@ def test_nothing_in_core_imports_the_sdk() -> None:
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
+
+
+def docs_snippet() -> str:
+    """The runnable example of docs/integrations.md's "OpenAI Agents SDK" section."""
+    text = (ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")
+    section = text.split("\n## OpenAI Agents SDK\n", 1)[1].split("\n## ", 1)[0]
+    found = re.search(r"^```python\n(.*?)^```$", section, flags=re.M | re.S)
+    assert found is not None, "the section has no python example"
+    return found.group(1)
+
+
+@pytest.mark.parametrize(
+    ("answer", "made", "said"),
+    [
+        pytest.param("y", True, "allow_once", id="approved"),
+        pytest.param("n", False, "deny", id="rejected"),
+    ],
+)
+def test_the_docs_example_runs(tmp_path: Path, answer: str, made: bool, said: str) -> None:
+    (tmp_path / "example.py").write_text(docs_snippet())
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SHELLGATE_"))}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    done = subprocess.run(
+        [sys.executable, "example.py"],
+        cwd=tmp_path,
+        env=env,
+        input=f"{answer}\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "touch notes.txt" in done.stdout  # the question the person saw
+    assert (tmp_path / "notes.txt").exists() is made
+    approval = next(
+        r for r in records_in(tmp_path / "shellgate-audit.jsonl") if r["type"] == "approval"
+    )
+    assert (approval["approver"], approval["answer"]) == ("alice@example.com", said)
