@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ POLICY = """\
 p, agent, *, echo *, allow
 p, agent, *, touch *, ask, touching files needs a person
 p, agent, *, rm *, deny, no deleting
+p, agent, *, sleep *, allow
 """
 
 
@@ -249,6 +251,32 @@ async def test_an_approval_does_not_travel_to_another_gate(gate: Gate, tmp_path:
     assert there[2]["outcome"] == "not approved"
 
 
+async def test_a_paused_run_is_answered_where_it_resumes(gate: Gate, tmp_path: Path) -> None:
+    """Stored before the person answered, a run resumes in another process's gate: asked there."""
+    model = ScriptedModel([[bash("touch made", "c1")], [assistant_message("ok")]])
+    first = await Runner.run(agent_for(ShellgateTools(gate), model), "make a file")
+    stored = first.to_state().to_string()
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    other = Gate(
+        make_config(elsewhere, policy={"paths": [str(tmp_path / "pol")], "default": "deny"}),
+        approver=DenyApprover(),
+    )
+    async with other:
+        tools = ShellgateTools(other)
+        agent = agent_for(tools, model)
+        state = await RunState.from_string(agent, stored)
+        [item] = state.get_interruptions()
+        assert "touch made" in await tools.question(item)
+        await tools.approve(state, item, "frank")
+        await Runner.run(agent, state)
+    assert (elsewhere / "ws" / "made").exists()
+    there = records(elsewhere)
+    assert [r["type"] for r in there] == ["decision", "approval", "result"]
+    assert there[1]["approver"] == "frank"
+
+
 async def test_one_decision_record_per_tool_call(gate: Gate, tmp_path: Path) -> None:
     tools = ShellgateTools(gate)
     turn = [bash("echo one", "c1"), bash("rm keep", "c2"), bash("touch made", "c3")]
@@ -334,6 +362,20 @@ async def test_the_shell_tool_pauses_on_ask_and_runs_on_approval(
     approvals = records(tmp_path, "approval")
     assert [(r["approver"], r["answer"]) for r in approvals] == [("dave", "allow_once")]
     assert len(records(tmp_path, "decision")) == 2  # one per command, no more
+
+
+async def test_the_shell_tool_timeout_is_the_gates(gate: Gate, tmp_path: Path) -> None:
+    call = shell(["sleep 30"], "s1")
+    call.action.timeout_ms = 300
+    model = ScriptedModel([[call], [assistant_message("ok")]])
+    started = time.monotonic()
+    await Runner.run(agent_for(ShellgateTools(gate), model, shell_tool=True), "wait")
+    assert time.monotonic() - started < 15  # 30 s asked for; the 300 ms timeout ended it
+    [out] = outputs_seen(model)["s1"]
+    assert out["outcome"] == {"type": "timeout"}
+    assert "[timed out after 300ms]" in out["stdout"]
+    assert [r["type"] for r in records(tmp_path)] == ["decision", "result"]
+    assert records(tmp_path, "result")[0]["timed_out"] is True
 
 
 async def test_the_shell_tool_rejected_runs_nothing(gate: Gate, tmp_path: Path) -> None:
