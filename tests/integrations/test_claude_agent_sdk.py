@@ -15,7 +15,6 @@ import asyncio
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -31,7 +30,6 @@ from claude_agent_sdk import (
     query,
 )
 
-from shellgate.approval import DenyApprover
 from shellgate.audit.reader import verify
 from shellgate.gate import Gate
 from shellgate.integrations.claude_agent_sdk import (
@@ -41,13 +39,9 @@ from shellgate.integrations.claude_agent_sdk import (
     pre_tool_use_hook,
 )
 from shellgate.resume import GateDecision
-from tests.conftest import ROOT, make_config
+from tests.conftest import ROOT
+from tests.integrations.pausing import pausing_gate, records
 
-POLICY = """\
-p, agent, *, echo *, allow
-p, agent, *, touch *, ask, touching files needs a person
-p, agent, *, rm *, deny, no deleting
-"""
 DEADLINE_S = 30.0  # a hung exchange fails the test instead of the run
 
 
@@ -193,25 +187,6 @@ def bash(command: str) -> tuple[str, dict[str, Any]]:
     return ("Bash", {"command": command, "description": "test step"})
 
 
-def records(tmp_path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
-
-
-@pytest.fixture
-async def gate(tmp_path: Path) -> AsyncIterator[Gate]:
-    pol = tmp_path / "pol"
-    pol.mkdir()
-    (pol / "policy.csv").write_text(POLICY)
-    shutil.copy(ROOT / "policies" / "default" / "model.conf", pol / "model.conf")
-    g = Gate(
-        make_config(tmp_path, policy={"paths": [str(pol)], "default": "deny"}),
-        approver=DenyApprover(),
-    )
-    await g.open()
-    yield g
-    await g.aclose()
-
-
 class Person:
     """The host's way of asking someone: records the questions, answers as told."""
 
@@ -291,20 +266,13 @@ async def test_ask_fails_closed(gate: Gate, tmp_path: Path, ask: Any, why: str) 
 
 
 async def test_ask_times_out_closed(tmp_path: Path) -> None:
-    pol = tmp_path / "pol"
-    pol.mkdir()
-    (pol / "policy.csv").write_text(POLICY)
-    shutil.copy(ROOT / "policies" / "default" / "model.conf", pol / "model.conf")
-    config = make_config(
-        tmp_path, policy={"paths": [str(pol)], "default": "deny"}, approval={"timeout_ms": 200}
-    )
     never = asyncio.Event()
 
     async def silent(decision: GateDecision) -> PersonAnswer:
         await never.wait()
         raise AssertionError("unreachable")
 
-    async with Gate(config, approver=DenyApprover()) as g:
+    async with pausing_gate(tmp_path, approval={"timeout_ms": 200}) as g:
         fake = FakeClaudeCode([bash("touch made")], prompts=True)
         [outcome] = await run(fake, ClaudeAgentOptions(can_use_tool=can_use_tool(g, ask=silent)))
     assert outcome["permission"]["behavior"] == "deny"

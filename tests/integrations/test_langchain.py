@@ -8,12 +8,10 @@ gate with a casbin policy set in tmp, and the audit log is read back.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
-import shutil
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,17 +23,12 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field, field_validator
 
-from shellgate.approval import Approval, DenyApprover
+from shellgate.approval import Approval
 from shellgate.audit.reader import verify
 from shellgate.gate import Gate
 from shellgate.integrations.langchain import ApprovalRequired, gated, shellgate_tools
-from tests.conftest import ROOT, make_config
-
-POLICY = """\
-p, agent, *, echo *, allow
-p, agent, *, touch *, ask, touching files needs a person
-p, agent, *, rm *, deny, no deleting
-"""
+from tests.conftest import ROOT
+from tests.integrations.pausing import records
 
 
 class ToolCallingFakeModel(GenericFakeChatModel):
@@ -89,27 +82,8 @@ async def run_agent(
             messages.append(reply)
 
 
-def records(tmp_path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
-
-
 def tool_messages(messages: list[BaseMessage]) -> list[ToolMessage]:
     return [m for m in messages if isinstance(m, ToolMessage)]
-
-
-@pytest.fixture
-async def gate(tmp_path: Path) -> AsyncIterator[Gate]:
-    pol = tmp_path / "pol"
-    pol.mkdir()
-    (pol / "policy.csv").write_text(POLICY)
-    shutil.copy(ROOT / "policies" / "default" / "model.conf", pol / "model.conf")
-    g = Gate(
-        make_config(tmp_path, policy={"paths": [str(pol)], "default": "deny"}),
-        approver=DenyApprover(),  # nobody is asked inside a call: the run pauses instead
-    )
-    await g.open()
-    yield g
-    await g.aclose()
 
 
 def bash(command: str) -> tuple[str, dict[str, Any]]:

@@ -10,11 +10,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -31,32 +29,11 @@ from tests.conftest import ROOT, make_config
 
 set_tracing_disabled(True)
 
-POLICY = """\
-p, agent, *, echo *, allow
-p, agent, *, touch *, ask, touching files needs a person
-p, agent, *, rm *, deny, no deleting
-p, agent, *, sleep *, allow
-"""
 
 
 @pytest.fixture(autouse=True)
 def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-
-
-@pytest.fixture
-async def gate(tmp_path: Path) -> AsyncIterator[Gate]:
-    pol = tmp_path / "pol"
-    pol.mkdir()
-    (pol / "policy.csv").write_text(POLICY)
-    shutil.copy(ROOT / "policies" / "default" / "model.conf", pol / "model.conf")
-    g = Gate(
-        make_config(tmp_path, policy={"paths": [str(pol)], "default": "deny"}),
-        approver=DenyApprover(),  # nobody is asked inside a call: the run pauses instead
-    )
-    await g.open()
-    yield g
-    await g.aclose()
 
 
 def records_in(path: Path) -> list[dict[str, Any]]:

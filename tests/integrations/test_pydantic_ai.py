@@ -13,10 +13,8 @@ import dataclasses
 import getpass
 import json
 import os
-import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +33,7 @@ from pydantic_ai.models.test import TestModel
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved
 from pydantic_ai.toolsets import FunctionToolset
 
-from shellgate.approval import Approval, DenyApprover
+from shellgate.approval import Approval
 from shellgate.audit.reader import verify
 from shellgate.errors import ShellgateError
 from shellgate.gate import Gate
@@ -45,42 +43,10 @@ from shellgate.integrations.pydantic_ai import (
     ShellgateToolset,
     ShellTool,
 )
-from tests.conftest import ROOT, make_config, pids_with_arg
-
-POLICY = """\
-p, agent, *, echo *, allow
-p, agent, *, mkdir *, allow
-p, agent, *, touch *, ask, touching files needs a person
-p, agent, *, rm *, deny, no deleting
-p, agent, *, sleep *, allow
-"""
+from tests.conftest import ROOT, pids_with_arg
+from tests.integrations.pausing import policy_set, records
 
 Output = str | DeferredToolRequests
-
-
-def records(tmp_path: Path) -> list[dict[str, Any]]:
-    lines = (tmp_path / "audit.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
-
-
-def policy_set(tmp_path: Path) -> Path:
-    pol = tmp_path / "pol"
-    pol.mkdir()
-    (pol / "policy.csv").write_text(POLICY)
-    shutil.copy(ROOT / "policies" / "default" / "model.conf", pol / "model.conf")
-    return pol
-
-
-@pytest.fixture
-async def gate(tmp_path: Path) -> AsyncIterator[Gate]:
-    pol = policy_set(tmp_path)
-    g = Gate(
-        make_config(tmp_path, policy={"paths": [str(pol)], "default": "deny"}),
-        approver=DenyApprover(),  # nobody is asked inside a call: the run pauses instead
-    )
-    await g.open()
-    yield g
-    await g.aclose()
 
 
 def one_call(tool: str, args: dict[str, Any], call_id: str = "call-1") -> FunctionModel:
