@@ -18,7 +18,9 @@ from typing import Any
 import mcp_types as types
 from mcp.client.session import ClientRequestContext
 
-from shellgate.mcp_ask import APPROVAL_INPUT, CANCELLED, DECLINED, NO_ELICITATION
+from shellgate.config import load_config
+from shellgate.gate import Gate
+from shellgate.mcp_ask import APPROVAL_INPUT, CANCELLED, DECLINED, NO_ELICITATION, ModernAsk
 from tests.mcp.mcp_helpers import audit_records, connect_modern, text_of, write_config
 
 MODERN = "2026-07-28"
@@ -251,3 +253,33 @@ async def test_an_answer_after_the_approval_timeout_is_refused(tmp_path: Path) -
     assert "came after the approval deadline" in text_of(result)
     assert "200 ms" in text_of(result)
     assert not (tmp_path / "ws" / "late.txt").exists()
+
+
+async def test_a_state_is_bound_to_the_principal_it_was_issued_to(tmp_path: Path) -> None:
+    """Over HTTP one server serves many principals; a state names the one it was issued to.
+
+    In process (stdio has one principal): the same asker, one gate, two owners.
+    """
+    asker = ModernAsk(10_000)
+    abort = asyncio.Event()
+    async with Gate(load_config(write_config(tmp_path))) as gate:
+        alice = gate.owner("alice", "acme", "s1")
+        mallory = gate.owner("mallory", "acme", "s2")
+        first = await asker._first_round(gate, alice, touch("a.txt"), abort)
+        assert isinstance(first, types.InputRequiredResult)
+        assert first.request_state is not None
+        stolen = await asker._resume(
+            gate, mallory, "bash", touch("a.txt"), first.request_state, ACCEPT, abort
+        )
+        assert stolen.is_error
+        assert "was issued to another principal or session" in stolen.text
+        assert not (tmp_path / "ws" / "a.txt").exists()
+        own = await asker._resume(
+            gate, alice, "bash", touch("a.txt"), first.request_state, ACCEPT, abort
+        )
+        assert (own.text, own.is_error) == ("(no output)", False)
+    assert (tmp_path / "ws" / "a.txt").exists()
+    [approval] = [
+        r for r in audit_records(tmp_path) if r.get("type") == "approval" and r["via"] == "approve"
+    ]
+    assert approval["approver"] == "mcp-user:alice"
