@@ -22,9 +22,12 @@ Invariants (stdio):
   (tools.md), ``isError`` set for tool errors, pending completion notices at the
   top. No exception from a call reaches the SDK as a protocol error: a bad call
   is the model's to read and correct.
-* ``ask``: an elicitation to the client when it declared the capability (accept
-  = allow once; decline or cancel = deny with a message the model can act on);
-  otherwise the headless default (``deny``, or ``allow`` in test deployments).
+* ``ask`` goes through the channel the client negotiated (:mod:`shellgate.mcp_ask`):
+  on the legacy protocol an elicitation to the client when it declared the
+  capability; on the modern one an ``input_required`` result with a sealed request
+  state (one gate decision per call); accept = allow once, decline or cancel =
+  deny with a message the model can act on; a client that can do neither gets the
+  headless default (``deny``, or ``allow`` in test deployments).
 """
 
 from __future__ import annotations
@@ -47,6 +50,10 @@ from mcp.server.session import ServerSession
 from shellgate.approval import AllowApprover, Approver, DenyApprover
 from shellgate.config import Config
 from shellgate.gate import Gate, ToolResult
+from shellgate.mcp_ask import CANCELLED as CANCELLED  # the tool texts, kept importable here
+from shellgate.mcp_ask import DECLINED as DECLINED
+from shellgate.mcp_ask import NO_ELICITATION as NO_ELICITATION
+from shellgate.mcp_ask import ModernAsk, question_text
 from shellgate.mcp_wire import Refused, stdio_wire
 from shellgate.models import ApprovalAnswer, ApprovalRequest
 from shellgate.tools import render
@@ -65,20 +72,6 @@ _current_session: contextvars.ContextVar[ServerSession | None] = contextvars.Con
 )
 
 _ELICITATION = types.ClientCapabilities(elicitation=types.ElicitationCapability())
-
-DECLINED = (
-    "the user declined this command in the MCP client; do not retry it unchanged — "
-    "choose another way or ask the user what they want"
-)
-CANCELLED = (
-    "the user dismissed the approval prompt without answering; do not retry it "
-    "unchanged — ask the user whether to run it"
-)
-NO_ELICITATION = (
-    "approval was needed but this MCP client cannot ask the user (it did not declare "
-    "the elicitation capability), so the call was denied; ask the user to run it "
-    "themselves or to allow it in the policy"
-)
 
 
 def _headless(config: Config) -> Approver:
@@ -102,16 +95,14 @@ def _headless(config: Config) -> Approver:
 
 def _question(request: ApprovalRequest) -> str:
     call = request.call
-    lines = [request.question, f"Command: {call.command}"]
-    if call.description:
-        lines.append(f"Purpose (as the agent states it): {call.description}")
-    lines.append(f"Working directory: {call.workdir}")
-    if request.escalation is not None:
-        lines.append(f"Wider sandbox mode requested: {request.escalation}")
-        if request.justification:
-            lines.append(f"Justification: {request.justification}")
-    lines.append("Accept to run it once; decline to refuse.")
-    return "\n".join(lines)
+    return question_text(
+        request.question,
+        call.command,
+        call.description,
+        call.workdir,
+        request.escalation,
+        request.justification,
+    )
 
 
 class ElicitationApprover:
@@ -171,6 +162,7 @@ class MCPHandlers:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.approver = ElicitationApprover(_headless(config))
+        self.asker = ModernAsk(config.approval.timeout_ms)  # routes each call's ask
         self.server: Server[Any] = Server(
             SERVER_NAME,
             version=_version(),
@@ -203,29 +195,19 @@ class MCPHandlers:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        arguments: object = params.arguments if params.arguments is not None else {}
+    ) -> types.CallToolResult | types.InputRequiredResult:
         gate, owner = await self.route(ctx)
         with self._abortable() as abort:
             token = _current_session.set(ctx.session)  # copied into the call's task below
             try:
-                call = asyncio.ensure_future(
-                    gate.call(
-                        params.name,
-                        arguments,
-                        subject=owner.subject,
-                        tenant=owner.tenant,
-                        session=owner.session,
-                        abort=abort,
-                    )
-                )
+                call = asyncio.ensure_future(self.asker.call(gate, owner, ctx, params, abort))
             finally:
                 _current_session.reset(token)
             try:
-                result = await asyncio.shield(call)
+                answer = await asyncio.shield(call)
             except Exception as exc:  # pragma: no cover - gate.call does not raise for calls
                 logger.exception("tool call %s failed", params.name)
-                result = ToolResult(
+                answer = ToolResult(
                     render.error(f"internal error in shellgate ({type(exc).__name__})"),
                     True,
                     "error",
@@ -238,9 +220,11 @@ class MCPHandlers:
                 with anyio.CancelScope(shield=True):
                     await asyncio.wait([call], timeout=self._abort_wait_s)
                 raise
-        text = render.with_notices(gate.pop_notices(owner), result.text)
+        if isinstance(answer, types.InputRequiredResult):  # the modern ask: the client retries
+            return answer
+        text = render.with_notices(gate.pop_notices(owner), answer.text)
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], is_error=result.is_error
+            content=[types.TextContent(type="text", text=text)], is_error=answer.is_error
         )
 
     @contextmanager

@@ -1,7 +1,8 @@
 """Shared builders for the MCP tests: a real server process, real client, real policy files.
 
 Every test talks to ``python -m shellgate.cli mcp`` over stdio, either through the
-official client (``stdio_client`` + ``ClientSession``) or as raw JSON lines
+official client (``stdio_client`` + ``ClientSession`` for the legacy handshake,
+``mcp.Client`` negotiating the modern protocol) or as raw JSON lines
 (:class:`RawServer`) when the point is what a misbehaving client sends.
 """
 
@@ -21,6 +22,7 @@ from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+from mcp.client.client import Client
 from mcp.client.session import ClientSession, ElicitationFnT
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -110,6 +112,21 @@ async def connect(
     ):
         await session.initialize()
         yield session
+
+
+@asynccontextmanager
+async def connect_modern(
+    config: Path, *, elicitation: ElicitationFnT | None = None
+) -> AsyncIterator[Client]:
+    """The SDK's high-level client on a fresh server process, negotiating as it likes.
+
+    ``mode="auto"`` probes ``server/discover`` and settles on the modern
+    (2026-07-28) per-request protocol, which shellgate serves; the test asserts it.
+    """
+    argv = server_argv(config)
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=server_env())
+    async with Client(params, mode="auto", elicitation_callback=elicitation) as client:
+        yield client
 
 
 def text_of(result: Any) -> str:
