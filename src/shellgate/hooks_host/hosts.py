@@ -62,12 +62,21 @@ HOSTS: Final = {h.name: h for h in (CLAUDE_CODE, GEMINI_CLI)}
 NOT_OURS: Final = None
 
 
+_JSON_KINDS: Final = {dict: "an object", list: "an array", bool: "a boolean", int: "a number",
+                      float: "a number", type(None): "null"}
+
+
+def _kind(value: object) -> str:
+    """What ``value`` is in JSON's words (``payload is an array``)."""
+    return _JSON_KINDS.get(type(value), type(value).__name__)
+
+
 def _string(obj: dict[str, Any], key: str, where: str, *, required: bool = True) -> str:
     value = obj.get(key)
     if value is None and not required:
         return ""
     if not isinstance(value, str):
-        got = "missing" if key not in obj else f"a {type(value).__name__}, not a string"
+        got = "missing" if key not in obj else f"{_kind(value)}, not a string"
         raise PayloadError(f"hook input: '{where}{key}' is {got}")
     return value
 
@@ -79,7 +88,7 @@ def read_call(host: Host, payload: object) -> ShellCall | None:
     host that changed its format is blocked rather than waved through.
     """
     if not isinstance(payload, dict):
-        raise PayloadError(f"hook input is a JSON {type(payload).__name__}, not an object")
+        raise PayloadError(f"hook input is {_kind(payload)}, not a JSON object")
     event = _string(payload, "hook_event_name", "")
     if event != host.event:
         raise PayloadError(

@@ -138,7 +138,9 @@ def run_hook(
     out = stdout if stdout is not None else sys.stdout
     err = stderr if stderr is not None else sys.stderr
     try:
-        host = HOSTS[host_name]
+        host = HOSTS.get(host_name)
+        if host is None:
+            raise HookFailed(f"unknown host {host_name!r}; the hosts are {', '.join(HOSTS)}")
         payload = _read_payload(stdin if stdin is not None else sys.stdin.buffer)
         call = read_call(host, payload)
         if call is None:  # not the host's shell tool: no opinion, the host decides
