@@ -14,9 +14,11 @@ when there is one (what a host runs), else ``python -m shellgate.cli``. Bytecode
 for ``src/`` is compiled first: an installed copy always has it, and
 ``PYTHONDONTWRITEBYTECODE`` would otherwise make every run compile.
 ``--importtime`` also prints the slowest imports of one hook run
-(``python -X importtime``). Exit 0, or 1 with ``--strict`` when the target is missed.
+(``python -X importtime``); ``--breakdown`` times the hook's steps inside N cold
+processes (the same calls ``hooks_host/run.py`` makes, one after the other) and
+prints each step's median. Exit 0, or 1 with ``--strict`` when the target is missed.
 
-    python benchmarks/hook.py [-n 21] [--importtime] [--strict]
+    python benchmarks/hook.py [-n 21] [--importtime] [--breakdown] [--strict]
 """
 
 from __future__ import annotations
@@ -90,10 +92,65 @@ def _importtime(argv: list[str], stdin: bytes, env: dict[str, str], cwd: Path) -
             print(f"  {cumulative / 1000:7.1f} ms  {'  ' * depth}{module}")
 
 
+# The hook's steps, timed one after the other in a cold process (argv: config, payload).
+_STEPS = """
+import time
+marks = [("start", time.perf_counter())]
+def mark(name):
+    marks.append((name, time.perf_counter()))
+import json, os, sys
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+from shellgate.hooks_host.hosts import CLAUDE_CODE, read_call
+from shellgate.hooks_host.run import _segments
+mark("hooks_host (json, typing, dataclasses)")
+from shellgate.audit.log import AuditLog
+mark("audit log module")
+from pydantic import BaseModel
+mark("pydantic (BaseModel)")
+from shellgate.models import CallInfo
+mark("shellgate.models (class creation)")
+from shellgate.config import load_config
+cfg = load_config(sys.argv[1])
+mark("shellgate.config (Config built) + load")
+from shellgate.decider import Decider
+mark("decider modules (analysis, layers, pluggy)")
+decider = Decider(cfg)
+mark("Decider(): policy set loaded, layers registered")
+call = read_call(CLAUDE_CODE, json.loads(sys.argv[2]))
+info = CallInfo(tool="bash", command=call.command, description=call.description,
+                subject=cfg.policy.subject, tenant=cfg.policy.tenant, session=call.session,
+                workdir=os.path.realpath(call.workdir),
+                workspace=os.path.realpath(cfg.executor.workspace))
+verdict = decider.decide(info)
+mark("first decision (catalog, parser, model builds)")
+with AuditLog(cfg.audit.path) as log:
+    log.append({"type": "decision", "segments": _segments(verdict)})
+mark("audit record")
+print(json.dumps([(n, t - marks[0][1]) for n, t in marks[1:]]))
+"""
+
+
+def _breakdown(runs: int, conf: Path, payload: bytes, env: dict[str, str], cwd: Path) -> None:
+    steps: dict[str, list[float]] = {}
+    for _ in range(runs):
+        proc = subprocess.run(
+            [sys.executable, "-c", _STEPS, str(conf), payload.decode()],
+            capture_output=True, env=env, cwd=cwd, check=True,
+        )
+        previous = 0.0
+        for name, at in json.loads(proc.stdout):
+            steps.setdefault(name, []).append(at - previous)
+            previous = at
+    print(f"the hook's steps inside a cold process (medians over {runs}):")
+    for name, values in steps.items():
+        print(f"  {statistics.median(values) * 1000:7.1f} ms  {name}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=21, help="runs of each, alternately")
     parser.add_argument("--importtime", action="store_true", help="show one run's imports")
+    parser.add_argument("--breakdown", action="store_true", help="time the hook's steps")
     parser.add_argument("--strict", action="store_true", help="exit 1 when the target is missed")
     args = parser.parse_args()
     compileall.compile_dir(SRC, quiet=1)
@@ -131,6 +188,8 @@ def main() -> None:
         print(f"cli: {' '.join(cli)}; cpus: {os.cpu_count()}, load: {os.getloadavg()[0]:.2f}")
         if args.importtime:
             _importtime(["hook", "claude-code", "--config", str(conf)], payload, env, tmp)
+        if args.breakdown:
+            _breakdown(args.n, conf, payload, env, tmp)
     if args.strict and ratio > TARGET:
         sys.exit(1)
 

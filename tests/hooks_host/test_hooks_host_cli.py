@@ -235,8 +235,11 @@ def test_a_policy_that_does_not_load_exits_2(setup: Path) -> None:
 
 
 def test_a_bad_config_exits_2(setup: Path) -> None:
-    setup.write_text(setup.read_text() + "[policy.extra]\n")
-    _blocked(hook("claude-code", setup, "claude-code-allow.json"), "shellgate.toml")
+    setup.write_text(setup.read_text().replace("subject =", "subjekt ="))
+    _blocked(
+        hook("claude-code", setup, "claude-code-allow.json"),
+        "shellgate.toml: unknown key 'policy.subjekt' (hint: did you mean 'policy.subject'?)",
+    )
 
 
 def test_an_audit_log_that_cannot_be_written_exits_2(setup: Path) -> None:

@@ -155,6 +155,9 @@ def run_hook(
 
         if isinstance(exc, HookFailed | PayloadError | ShellgateError):
             message = str(exc)
+            hint = getattr(exc, "hint", None)
+            if hint:  # one line: the host shows it as the reason
+                message = f"{message} (hint: {hint})"
         else:
             message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         try:
