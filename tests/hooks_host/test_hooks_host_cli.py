@@ -278,12 +278,14 @@ def test_help_and_unknown_hosts_go_to_the_cli(setup: Path) -> None:
 
 
 def test_the_hook_imports_only_what_the_decision_needs(setup: Path) -> None:
-    """No typer, click, rich, MCP, asyncio or executors on the hook's path."""
+    """No typer, click, rich, MCP, asyncio or executors on the hook's path; no package
+    metadata scan (pydantic's plugin search) or package resources (the grammar's)."""
     ws = setup.parent / "ws"
     code = (
         "import atexit, sys\n"
         "banned = ('typer', 'click', 'rich', 'mcp', 'mcp_types', 'anyio', 'asyncio',\n"
-        "          'shellgate.executors', 'shellgate.gate', 'shellgate.tools.bash', 'casbin')\n"
+        "          'shellgate.executors', 'shellgate.gate', 'shellgate.tools.bash', 'casbin',\n"
+        "          'importlib.metadata', 'importlib.resources')\n"
         "atexit.register(lambda: sys.stderr.write(repr(sorted(m for m in sys.modules\n"
         "    if m.startswith(banned))) + '\\n'))\n"
         "from shellgate.cli import main\n"
@@ -298,3 +300,11 @@ def test_the_hook_imports_only_what_the_decision_needs(setup: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.decode() == "[]\n"
     assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+
+def test_pydantic_plugins_chosen_by_name_still_load(setup: Path) -> None:
+    """With the user's own PYDANTIC_DISABLE_PLUGINS list, pydantic's real loader runs."""
+    ws = setup.parent / "ws"
+    proc = run("hook", "claude-code", "--config", str(setup), stdin=payload("claude-code-allow.json", ws),
+               cwd=ws, env={"PYDANTIC_DISABLE_PLUGINS": "some-plugin"})
+    assert claude_answer(proc)["permissionDecision"] == "allow"

@@ -65,11 +65,35 @@ def _segments(verdict: Any) -> list[dict[str, Any]]:
     ]
 
 
+_PYDANTIC_LOADER = "pydantic.plugin._loader"
+
+
+def _no_pydantic_plugins() -> None:
+    """Skip pydantic's search for third-party pydantic plugins (shellgate uses none).
+
+    pydantic looks for them in every installed package's entry points when it
+    builds its first validator, and its loader module imports
+    ``importlib.metadata`` (with ``email``, ``zipfile``, ``csv``) to do so: 20-30 ms
+    of every cold hook on the project machine, which a hook pays per tool call.
+    ``PYDANTIC_DISABLE_PLUGINS=__all__`` (pydantic's own switch, set unless the
+    user set it) makes the loader answer "no plugins"; the stand-in below gives
+    that same answer without importing the loader. Should pydantic ever import
+    anything else from that module, the import fails and so does the hook: exit 2.
+    """
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    if os.environ["PYDANTIC_DISABLE_PLUGINS"] not in ("__all__", "1", "true"):
+        return  # plugins chosen by name: pydantic's own loader reads them
+    if _PYDANTIC_LOADER not in sys.modules:
+        import types
+
+        loader = types.ModuleType(_PYDANTIC_LOADER, "shellgate hook: pydantic plugins are off")
+        loader.get_plugins = tuple  # type: ignore[attr-defined]  # () as pydantic's does
+        sys.modules[_PYDANTIC_LOADER] = loader
+
+
 def _decide(host: Host, call: ShellCall, config: str | None) -> tuple[str, str]:
     """Decide ``call`` under the configured policy and audit it; ``(effect, reason)``."""
-    # Third-party pydantic plugins are found by scanning every installed package's
-    # entry points (~20 ms); shellgate uses none, and a hook pays per tool call.
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    _no_pydantic_plugins()
     from shellgate.audit.log import AuditLog
     from shellgate.config import load_config
     from shellgate.decider import Decider
