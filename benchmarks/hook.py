@@ -28,6 +28,7 @@ import compileall
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -67,13 +68,23 @@ def _setup(tmp: Path) -> tuple[Path, bytes]:
     return conf, json.dumps(payload).encode()
 
 
-def _time(argv: list[str], stdin: bytes, env: dict[str, str], cwd: Path) -> tuple[float, str]:
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _time(
+    argv: list[str], stdin: bytes, env: dict[str, str], cwd: Path
+) -> tuple[float, float, str]:
+    """(wall seconds, CPU seconds of the child, its stdout or why it failed)."""
+    cpu = _cpu()
     start = time.perf_counter()
     proc = subprocess.run(argv, input=stdin, capture_output=True, env=env, cwd=cwd, check=False)
     elapsed = time.perf_counter() - start
-    return elapsed, proc.stdout.decode() if proc.returncode in (0, 10, 11) else (
+    out = proc.stdout.decode() if proc.returncode in (0, 10, 11) else (
         f"exit {proc.returncode}: {proc.stderr.decode().strip()}"
     )
+    return elapsed, _cpu() - cpu, out
 
 
 def _importtime(argv: list[str], stdin: bytes, env: dict[str, str], cwd: Path) -> None:
@@ -151,6 +162,8 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=21, help="runs of each, alternately")
     parser.add_argument("--importtime", action="store_true", help="show one run's imports")
     parser.add_argument("--breakdown", action="store_true", help="time the hook's steps")
+    parser.add_argument("--base-src", type=Path, metavar="DIR",
+                        help="another tree's src/ (e.g. the commit before): its `check` runs too")
     parser.add_argument("--strict", action="store_true", help="exit 1 when the target is missed")
     args = parser.parse_args()
     compileall.compile_dir(SRC, quiet=1)
@@ -168,23 +181,38 @@ def main() -> None:
                 [*cli, "check", "--config", str(conf), "--", "git status"], b""
             ),
         }
+        base_env = env
+        if args.base_src is not None:
+            compileall.compile_dir(args.base_src, quiet=1)
+            base_env = {**env, "PYTHONPATH": str(args.base_src.resolve())}
+            runs["base: shellgate check"] = (
+                [sys.executable, "-m", "shellgate.cli", "check", "--config", str(conf), "--",
+                 "git status"], b"")
         times: dict[str, list[float]] = {label: [] for label in runs}
+        cpus: dict[str, list[float]] = {label: [] for label in runs}
         for label, (argv, stdin) in runs.items():  # warm the page cache, check the answers
-            _, out = _time(argv, stdin, env, tmp)
+            *_, out = _time(argv, stdin, base_env if label.startswith("base:") else env, tmp)
             if label.startswith("shellgate hook") and '"permissionDecision": "allow"' not in out:
                 sys.exit(f"the hook did not allow git status: {out}")
         for _ in range(args.n):
             for label, (argv, stdin) in runs.items():
-                times[label].append(_time(argv, stdin, env, tmp)[0])
+                environ = base_env if label.startswith("base:") else env
+                wall, cpu, _ = _time(argv, stdin, environ, tmp)
+                times[label].append(wall)
+                cpus[label].append(cpu)
         medians = {label: statistics.median(ts) for label, ts in times.items()}
+        cpu_medians = {label: statistics.median(cs) for label, cs in cpus.items()}
         for label, ts in times.items():
             print(f"{label:>28}: {medians[label] * 1000:7.1f} ms median over {len(ts)} "
-                  f"({min(ts) * 1000:.1f}-{max(ts) * 1000:.1f})")
-        bare = medians["bare python -c pass"]
+                  f"({min(ts) * 1000:.1f}-{max(ts) * 1000:.1f}); "
+                  f"cpu {cpu_medians[label] * 1000:.1f} ms")
+        bare, bare_cpu = medians["bare python -c pass"], cpu_medians["bare python -c pass"]
+        for label in runs:
+            if label != "bare python -c pass":
+                target = f" (target <= {TARGET:g})" if label.startswith("shellgate hook") else ""
+                print(f"{label} / bare python: median wall {medians[label] / bare:.2f}{target}, "
+                      f"cpu {cpu_medians[label] / bare_cpu:.2f}")
         ratio = medians["shellgate hook claude-code"] / bare
-        check = medians["shellgate check (context)"] / bare
-        print(f"hook / bare python = {ratio:.2f} (target <= {TARGET:g}); "
-              f"check / bare python = {check:.2f}")
         print(f"cli: {' '.join(cli)}; cpus: {os.cpu_count()}, load: {os.getloadavg()[0]:.2f}")
         if args.importtime:
             _importtime(["hook", "claude-code", "--config", str(conf)], payload, env, tmp)
