@@ -105,7 +105,9 @@ def _decide(host: Host, call: ShellCall, config: str | None) -> tuple[str, str]:
         raise HookFailed(f"the command's working directory {call.workdir} is not a directory")
     decider = Decider(cfg)  # a policy set or plugin that does not load raises here
     try:
-        info = CallInfo(
+        # Every value is a str this module checked (read_call) or the validated
+        # config's: constructed as is, without building CallInfo's validator.
+        info = CallInfo.model_construct(
             tool="bash",
             command=call.command,
             description=call.description,
