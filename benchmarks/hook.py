@@ -8,17 +8,26 @@ latency. This runs, alternately and N times each from this process:
   on ``policies/default``, with a real config and audit log in a temp dir;
 * ``shellgate check -- 'git status'`` on the same set, for context.
 
-and prints each one's median (min–max) and the hook's median ratio against the
-baseline (target: <= 6). The CLI is the console script next to this interpreter
-when there is one (what a host runs), else ``python -m shellgate.cli``. Bytecode
-for ``src/`` is compiled first: an installed copy always has it, and
-``PYTHONDONTWRITEBYTECODE`` would otherwise make every run compile.
-``--importtime`` also prints the slowest imports of one hook run
-(``python -X importtime``); ``--breakdown`` times the hook's steps inside N cold
-processes (the same calls ``hooks_host/run.py`` makes, one after the other) and
-prints each step's median. Exit 0, or 1 with ``--strict`` when the target is missed.
+and prints each one's median wall time (min-max) and CPU time, and their ratios
+to the baseline (the target: the hook's median <= 6x). CPU time is the child's
+own (user + system), steadier than wall time on a shared machine. The CLI is the
+console script next to this interpreter when there is one (what a host runs),
+else ``python -m shellgate.cli``. Bytecode for ``src/`` is compiled first: an
+installed copy always has it, and ``PYTHONDONTWRITEBYTECODE`` would otherwise
+make every run compile. Options:
 
-    python benchmarks/hook.py [-n 21] [--importtime] [--breakdown] [--strict]
+* ``--floor``: also ``python -c "from pydantic import BaseModel"`` and
+  shellgate's models and config loaded, what every decision pays before any of
+  shellgate's own work;
+* ``--base-src DIR``: also another tree's ``shellgate check`` (the commit before);
+* ``--breakdown``: the hook's steps timed inside N cold processes (the calls
+  ``hooks_host/run.py`` makes, one after the other), each step's median;
+* ``--importtime``: the slowest imports of one hook run (``python -X importtime``).
+
+Exit 0, or 1 with ``--strict`` when the target is missed.
+
+    python benchmarks/hook.py [-n 21] [--importtime] [--breakdown] [--floor]
+                              [--base-src DIR] [--strict]
 """
 
 from __future__ import annotations
@@ -162,6 +171,8 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=21, help="runs of each, alternately")
     parser.add_argument("--importtime", action="store_true", help="show one run's imports")
     parser.add_argument("--breakdown", action="store_true", help="time the hook's steps")
+    parser.add_argument("--floor", action="store_true",
+                        help="also time importing pydantic, and shellgate's models and config")
     parser.add_argument("--base-src", type=Path, metavar="DIR",
                         help="another tree's src/ (e.g. the commit before): its `check` runs too")
     parser.add_argument("--strict", action="store_true", help="exit 1 when the target is missed")
@@ -181,6 +192,12 @@ def main() -> None:
                 [*cli, "check", "--config", str(conf), "--", "git status"], b""
             ),
         }
+        if args.floor:  # what every decision pays before any of shellgate's own work
+            runs["floor: pydantic BaseModel"] = (
+                [sys.executable, "-c", "from pydantic import BaseModel"], b"")
+            runs["floor: models + config"] = ([sys.executable, "-c", (
+                "import os; os.environ['PYDANTIC_DISABLE_PLUGINS'] = '__all__'\n"
+                "import shellgate.models, shellgate.config as c; c.load_config(None)")], b"")
         base_env = env
         if args.base_src is not None:
             compileall.compile_dir(args.base_src, quiet=1)
