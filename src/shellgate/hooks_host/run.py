@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from shellgate.hooks_host.hosts import (
     HOSTS,
@@ -30,6 +30,9 @@ from shellgate.hooks_host.hosts import (
     read_call,
     reason_text,
 )
+
+if TYPE_CHECKING:
+    from shellgate.models import Verdict
 
 EXIT_OK = 0
 EXIT_FAILED = 2
@@ -51,7 +54,7 @@ def _read_payload(stdin: IO[bytes]) -> object:
         raise HookFailed(f"hook input is not valid JSON: {exc}") from None
 
 
-def _segments(verdict: Any) -> list[dict[str, Any]]:
+def _segments(verdict: Verdict) -> list[dict[str, Any]]:
     # The same shape as a gate's decision record (tools/bash.py).
     return [
         {
@@ -159,7 +162,9 @@ def run_hook(
     """Answer one hook call of ``host_name``; returns the exit status (0 or 2).
 
     Never raises: every failure, whatever it is, is exit 2 with one ``error:``
-    line on ``stderr`` and nothing on ``stdout`` (fail closed).
+    line on ``stderr`` and nothing on ``stdout`` (fail closed). Meant for a
+    process of its own (the CLI): it sets ``PYDANTIC_DISABLE_PLUGINS`` for the
+    process when it is unset (see :func:`_no_pydantic_plugins`).
     """
     out = stdout if stdout is not None else sys.stdout
     err = stderr if stderr is not None else sys.stderr
