@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +118,8 @@ def test_an_unknown_host_is_exit_2() -> None:
 
 
 def test_start_up_has_not_grossly_regressed(tmp_path: Path) -> None:
-    """Only a gross regression: 10x the 6x target (the figures: benchmarks/hook.py)."""
+    """Only a gross regression: CPU time, 10x today's ~20 bare Python starts
+    (docs/performance.md; the figures come from benchmarks/hook.py)."""
     ws = tmp_path / "ws"
     ws.mkdir()
     data = recorded("claude-code-allow.json")
@@ -128,16 +129,17 @@ def test_start_up_has_not_grossly_regressed(tmp_path: Path) -> None:
     env.pop("SHELLGATE_CONFIG", None)
     hook = [sys.executable, "-m", "shellgate.cli", "hook", "claude-code"]
     bare = [sys.executable, "-c", "pass"]
-    times: dict[str, list[float]] = {"hook": [], "bare": []}
+    cpu: dict[str, list[float]] = {"hook": [], "bare": []}
     for _ in range(3):
         for name, argv in (("hook", hook), ("bare", bare)):
-            start = time.perf_counter()
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             proc = subprocess.run(argv, input=json.dumps(data).encode(), capture_output=True,
                                   env=env, cwd=ws, timeout=60, check=False)
-            times[name].append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
             assert proc.returncode == 0, proc.stderr
-    ratio = statistics.median(times["hook"]) / statistics.median(times["bare"])
-    assert ratio <= 60, times
+            cpu[name].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    ratio = statistics.median(cpu["hook"]) / max(statistics.median(cpu["bare"]), 1e-3)
+    assert ratio <= 200, cpu
 
 
 def test_the_grammar_loads_without_the_grammar_package_init() -> None:
