@@ -1,79 +1,40 @@
-"""The ``shellgate`` command line: one typer app, subcommands in their own modules.
+"""The ``shellgate`` command line (``cli/_app.py`` builds the typer app).
 
-Every subcommand module exposes ``register(app)`` and imports its heavy parts
-inside the command, so ``shellgate check`` does not pay for the MCP SDK.
-User mistakes are an ``error: …`` line (and a ``hint: …`` line) on stderr and
-exit status 2, whoever finds them: the command, typer's parser, or a group
-(see ``cli/_common.py``).
+This module imports nothing heavy: ``shellgate hook <host>`` runs once per tool
+call of its host, so :func:`main` answers it (``hooks_host/run.py``) before
+typer, rich or click are imported. Everything else, ``shellgate hook --help``
+and every hook command line the fast path does not recognise included, goes to
+the typer app, so ``shellgate --help`` lists ``hook`` with the rest.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Sequence
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-import typer
+if TYPE_CHECKING:
+    import typer
 
-from shellgate.cli._common import is_click_error, usage_error
-
-SUBCOMMANDS = ("run", "check", "policy", "audit", "schema", "mcp", "demo")
-
-
-def _print_version(value: bool) -> None:
-    if value:
-        from shellgate import __version__
-
-        typer.echo(f"shellgate {__version__}")
-        raise typer.Exit(0)
-
-
-def _root(
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version",
-            help="Print shellgate's version and exit.",
-            is_eager=True,
-            callback=_print_version,
-        ),
-    ] = False,
-) -> None:
-    """A policy gate between AI agents and the shell."""
+SUBCOMMANDS = ("run", "check", "policy", "audit", "schema", "mcp", "demo", "hook")
 
 
 def build_app() -> typer.Typer:
-    app = typer.Typer(
-        name="shellgate",
-        help="A policy gate between AI agents and the shell.",
-        no_args_is_help=True,
-        add_completion=False,
-        pretty_exceptions_enable=False,
-        rich_markup_mode=None,
-    )
-    app.callback()(_root)
-    for name in SUBCOMMANDS:
-        try:
-            module = importlib.import_module(f"shellgate.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"shellgate.cli.{name}":
-                continue  # not built into this copy
-            raise
-        module.register(app)
-    return app
+    """The typer app with every subcommand registered."""
+    from shellgate.cli._app import build_app as build
+
+    return build()
 
 
 def main(args: Sequence[str] | None = None) -> NoReturn:
     """Run the CLI; every click error is reported in the shellgate style."""
-    command = typer.main.get_command(build_app())
-    try:
-        status = command.main(args=args, prog_name="shellgate", standalone_mode=False)
-    except typer.Abort:
-        typer.echo("error: aborted", err=True)
-        status = 1
-    except Exception as exc:
-        if not is_click_error(exc):
-            raise
-        status = usage_error(exc)
-    sys.exit(status if isinstance(status, int) else 0)
+    argv = list(sys.argv[1:] if args is None else args)
+    if argv[:1] == ["hook"]:
+        from shellgate.hooks_host.run import parse_argv, run_hook
+
+        fast = parse_argv(argv[1:])
+        if fast is not None:
+            sys.exit(run_hook(*fast))
+    from shellgate.cli._app import main as typer_main
+
+    typer_main(argv)

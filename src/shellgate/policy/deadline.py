@@ -34,7 +34,6 @@ A hung thread cannot be killed, so what a hung plugin can pile up is bounded:
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import queue
 import threading
@@ -42,7 +41,10 @@ import time
 import weakref
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    import asyncio
 
 MAX_IDLE_WORKERS = 4
 INLINE_WAIT_S = 0.001  # the longest the event loop waits for a plugin in place (seconds)
@@ -303,6 +305,8 @@ class LayerRunner:
         self._start(job)
         if job.wait(min(INLINE_WAIT_S, job.time_left())):
             return job.outcome()
+        import asyncio  # here: ``shellgate check`` and hooks decide without an event loop
+
         loop = asyncio.get_running_loop()
         waiter: list[asyncio.Future[bool]] = [loop.create_future()]
 
