@@ -147,6 +147,19 @@ class Verdict(_Frozen):
     def effect(self) -> Effect:
         return self.decision.effect
 
+    def segment_records(self) -> list[dict[str, object]]:
+        """Each segment's decision as the audit log's ``decision`` record lists it."""
+        return [
+            {
+                "command": sv.segment.command or sv.segment.text,
+                "argv": list(sv.segment.argv),
+                "decision": sv.decision.effect,
+                "layer": sv.decision.layer,
+                "rule": sv.decision.rule,
+            }
+            for sv in self.segments
+        ]
+
 
 class ApprovalRequest(_Frozen):
     """What an approver is asked: a person must approve this exact call."""

@@ -161,20 +161,3 @@ def test_the_grammar_loads_without_the_grammar_package_init() -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-def test_the_segments_field_is_the_gates(tmp_path: Path) -> None:
-    """The hook's record lists segments exactly as the gate's decision record does."""
-    from shellgate.config import load_config
-    from shellgate.decider import Decider
-    from shellgate.hooks_host.run import _segments
-    from shellgate.models import CallInfo
-    from shellgate.tools.bash import _segments as gate_segments
-
-    decider = Decider(load_config(None, policy={"paths": [str(ROOT / "policies" / "default")]}))
-    try:
-        for command in ("git status && rm -rf /", "printf '\\x00'", "", "ls | sudo tee /etc/x"):
-            call = CallInfo(tool="bash", command=command, subject="agent", tenant="default",
-                            session="s", workdir=str(tmp_path), workspace=str(tmp_path))
-            verdict = decider.decide(call)
-            assert _segments(verdict) == gate_segments(verdict)
-    finally:
-        decider.close()

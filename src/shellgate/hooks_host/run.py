@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from shellgate.hooks_host.hosts import (
     HOSTS,
@@ -32,7 +32,7 @@ from shellgate.hooks_host.hosts import (
 )
 
 if TYPE_CHECKING:
-    from shellgate.models import Verdict
+    pass
 
 EXIT_OK = 0
 EXIT_FAILED = 2
@@ -52,20 +52,6 @@ def _read_payload(stdin: IO[bytes]) -> object:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
         raise HookFailed(f"hook input is not valid JSON: {exc}") from None
-
-
-def _segments(verdict: Verdict) -> list[dict[str, Any]]:
-    # The same shape as a gate's decision record (tools/bash.py).
-    return [
-        {
-            "command": sv.segment.command or sv.segment.text,
-            "argv": list(sv.segment.argv),
-            "decision": sv.decision.effect,
-            "layer": sv.decision.layer,
-            "rule": sv.decision.rule,
-        }
-        for sv in verdict.segments
-    ]
 
 
 _PYDANTIC_LOADER = "pydantic.plugin._loader"
@@ -141,7 +127,7 @@ def _decide(host: Host, call: ShellCall, config: str | None) -> tuple[str, str]:
                 "reason": top.reason,
                 "layer": top.layer,
                 "rule": top.rule,
-                "segments": _segments(verdict),
+                "segments": verdict.segment_records(),
             }
         )
     return top.effect, reason_text(top.effect, top.reason, top.layer, top.rule)

@@ -44,19 +44,6 @@ if TYPE_CHECKING:
     from shellgate.gate import Gate, ToolResult
 
 
-def _segments(verdict: Verdict) -> list[dict[str, Any]]:
-    return [
-        {
-            "command": sv.segment.command or sv.segment.text,
-            "argv": list(sv.segment.argv),
-            "decision": sv.decision.effect,
-            "layer": sv.decision.layer,
-            "rule": sv.decision.rule,
-        }
-        for sv in verdict.segments
-    ]
-
-
 @dataclasses.dataclass(frozen=True)
 class Decided:
     """A ``bash`` call's decision, on the record, and what running it needs."""
@@ -146,7 +133,7 @@ class BashCall:
             reason=verdict.decision.reason,
             layer=verdict.decision.layer,
             rule=verdict.decision.rule,
-            segments=_segments(verdict),
+            segments=verdict.segment_records(),
             executor=kind,
             sandbox_mode=escalation or current,
             background=args.run_in_background,
