@@ -28,7 +28,7 @@ from shellgate.decider import Decider
 from shellgate.errors import ShellgateError, TaskError, ToolInputError
 from shellgate.executors import Executor, SpillStore, make_executor
 from shellgate.models import CallInfo, ExecutorKind, RunResult
-from shellgate.resume import TOOL_NAMES, GateDecision, approve, decide
+from shellgate.resume import TOOL_NAMES, GateDecision, approve, decide, handoff
 from shellgate.tools import render
 from shellgate.tools.bash import BashCall
 from shellgate.tools.schemas import schemas as _schemas
@@ -284,24 +284,9 @@ class Gate:
         or a policy that requires shellgate's sandbox for it) for the model,
         already on the record, and nothing may run.
         """
-        owner = self.owner(subject, tenant, session)
-        did = decision.id if isinstance(decision, GateDecision) else decision
-        if tool != "bash" or (did is None and approval is None):
-            raise ShellgateError("handoff() takes a bash call and its decision or approval")
-        try:
-            bash = BashCall(self, owner, arguments, None, approval, did)
-            resumed = bash.resume()
-        except (ToolInputError, TaskError) as exc:
-            return self._refused(tool, owner, arguments, str(exc))
-        if isinstance(resumed, ToolResult):
-            return resumed
-        if resumed.verdict.require_sandbox:  # a host-run command cannot honour it: refused
-            why = "the policy requires this command to run in shellgate's sandbox, not the host's"
-            self.audit.append({"type": "result", "call_id": bash.call_id, "is_error": True,
-                               "outcome": "denied", "error": why})
-            return ToolResult(render.error(f"not run: {why}"), True, "denied")
-        self.audit.append({"type": "handoff", "call_id": bash.call_id, "runner": "host"})
-        return None
+        return handoff(
+            self, tool, arguments, self.owner(subject, tenant, session), approval, decision
+        )
 
     def _refused(self, tool: str, owner: Owner, arguments: object, error: str) -> ToolResult:
         """A call refused before anything was decided: answered, and still on the record."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from shellgate.approval import approval_question
 from shellgate.approval.sealed import Approval, Pending, arguments_digest
-from shellgate.errors import ShellgateError, ToolInputError
+from shellgate.errors import ShellgateError, TaskError, ToolInputError
 from shellgate.models import Effect, SandboxMode, Verdict
 from shellgate.tools import render
 from shellgate.tools.bash import BashCall, bash_digest
@@ -26,7 +26,7 @@ from shellgate.tools.schemas import validate_task
 from shellgate.tools.tasks import Owner
 
 if TYPE_CHECKING:
-    from shellgate.gate import Gate
+    from shellgate.gate import Gate, ToolResult
 
 TOOL_NAMES = ("bash", "bash_output", "bash_kill")
 
@@ -167,3 +167,33 @@ def approve(
         }
     )
     return sealed
+
+
+def handoff(
+    gate: Gate,
+    tool: str,
+    arguments: object,
+    owner: Owner,
+    approval: Approval | str | None,
+    decision: GateDecision | str | None,
+) -> ToolResult | None:
+    """See :meth:`Gate.handoff`."""
+    from shellgate.gate import ToolResult
+
+    did = decision.id if isinstance(decision, GateDecision) else decision
+    if tool != "bash" or (did is None and approval is None):
+        raise ShellgateError("handoff() takes a bash call and its decision or approval")
+    try:
+        bash = BashCall(gate, owner, arguments, None, approval, did)
+        resumed = bash.resume()
+    except (ToolInputError, TaskError) as exc:
+        return gate._refused(tool, owner, arguments, str(exc))
+    if isinstance(resumed, ToolResult):
+        return resumed
+    if resumed.verdict.require_sandbox:  # a host-run command cannot honour it: refused
+        why = "the policy requires this command to run in shellgate's sandbox, not the host's"
+        gate.audit.append({"type": "result", "call_id": bash.call_id, "is_error": True,
+                           "outcome": "denied", "error": why})
+        return ToolResult(render.error(f"not run: {why}"), True, "denied")
+    gate.audit.append({"type": "handoff", "call_id": bash.call_id, "runner": "host"})
+    return None
