@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -142,6 +143,17 @@ def wait_until(predicate: Callable[[], bool], timeout_s: float = 10.0) -> bool:
         if predicate():
             return True
         time.sleep(0.02)
+    return predicate()
+
+
+async def wait_until_async(predicate: Callable[[], bool], timeout_s: float = 10.0) -> bool:
+    """:func:`wait_until` for tests on the gate's loop: the loop keeps running meanwhile
+    (a blocking wait would stall the gate's own reaping, which runs on it)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        await asyncio.sleep(0.02)
     return predicate()
 
 

@@ -360,10 +360,12 @@ async def test_an_escapee_that_dies_during_the_drain_is_reaped(
 ) -> None:
     """It holds the pipes, so the call drains until it exits: a zombie with no
     environment by then, so it must have been attributed while still alive."""
-    from tests.conftest import zombie_children
+    from tests.conftest import wait_until_async, zombie_children
 
     gate = await open_gate(executor={"kind": kind, "grace_ms": 2000})
     before = set(zombie_children())
     result = await bash(gate, command)
     assert result.text == "(no output)"
-    assert wait_until(lambda: not set(zombie_children()) - before, timeout_s=2), zombie_children()
+    # The sandbox's first process is reaped on the gate's loop when its pidfd fires.
+    gone = await wait_until_async(lambda: not set(zombie_children()) - before, timeout_s=2)
+    assert gone, zombie_children()
