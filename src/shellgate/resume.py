@@ -21,7 +21,7 @@ from shellgate.approval.sealed import Approval, Pending, arguments_digest
 from shellgate.errors import ShellgateError, TaskError, ToolInputError
 from shellgate.models import Effect, SandboxMode, Verdict
 from shellgate.tools import render
-from shellgate.tools.bash import BashCall, bash_digest
+from shellgate.tools.bash import BashCall, Decided, bash_digest
 from shellgate.tools.schemas import validate_task
 from shellgate.tools.tasks import Owner
 
@@ -154,13 +154,20 @@ def approve(
             message=message,
         )
     )
+    # The record shows what the gate asked about its own decision, not the copy's text.
+    kept = gate.seal.decided(decision.id)
+    question = decision.question or ""
+    escalation = decision.escalation
+    if isinstance(kept, Decided):
+        escalation = kept.escalation
+        question = approval_question(kept.call.command, kept.verdict, escalation, kept.current)
     gate.audit.append(
         {
             "type": "approval",
             "call_id": decision.id,
             "via": "approve",
-            "question": decision.question or "",
-            "escalation": decision.escalation,
+            "question": question,
+            "escalation": escalation,
             "answer": answer,
             "message": message,
             "approver": sealed.approver,
