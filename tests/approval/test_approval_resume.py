@@ -392,3 +392,33 @@ async def test_mangled_approvals_are_a_refusal_on_the_record_not_an_exception(
     assert records(tmp_path)[-1]["type"] == "result"
     assert gate.handoff("bash", touch_args(), approval=mangle(approval)) is not None
     assert not (tmp_path / "ws" / "made").exists()
+
+
+@pytest.mark.parametrize(
+    "present",
+    [
+        pytest.param(lambda d, a: {"approval": dataclasses.replace(a, mac="0" * 64)},
+                     id="forged-approval"),
+        pytest.param(lambda d, a: {"approval": a.token.rsplit(".", 1)[0] + "." + "0" * 64},
+                     id="forged-token"),
+        pytest.param(lambda d, a: {"decision": d.id + "x"}, id="unknown-decision"),
+    ],
+)
+async def test_a_forged_claim_is_not_written_under_the_real_decisions_call_id(
+    gate: Gate, tmp_path: Path, present: Any
+) -> None:
+    """Records under a call_id belong to one call. A made-up approval naming a real
+    decision id (read off a token, a log) must not put a refusal into that call's story,
+    which the real, approved call then continues."""
+    decision = await gate.decide("bash", touch_args())
+    approval = gate.approve(decision, "alice")
+    refused = await gate.call("bash", touch_args(), **present(decision, approval))
+    assert refused.outcome == "not approved"
+    ran = await gate.call("bash", touch_args(), approval=approval)
+    assert ran.outcome == "ok"
+    recs = records(tmp_path)
+    mine = [r["type"] for r in recs if r["call_id"] == decision.id]
+    assert mine == ["decision", "approval", "result"]
+    [claim, end] = [r for r in recs if r["call_id"] != decision.id]
+    assert (claim["type"], end["type"]) == ("approval", "result")
+    assert claim["claimed_decision"].startswith(decision.id)

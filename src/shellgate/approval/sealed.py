@@ -48,7 +48,15 @@ _MAC = re.compile(r"[0-9a-f]{64}")
 
 
 class ApprovalRefused(ShellgateError):
-    """An approval that does not cover the call presenting it (forged, reused, …)."""
+    """An approval that does not cover the call presenting it (forged, reused, …).
+
+    ``known`` says the decision it names is one this gate made (and the refusal is
+    part of that call's story on the record); a forged seal or an unknown id is not.
+    """
+
+    def __init__(self, message: str, *, known: bool = False) -> None:
+        super().__init__(message)
+        self.known = known
 
 
 def arguments_digest(tool: str, arguments: dict[str, object]) -> str:
@@ -224,7 +232,7 @@ class ApprovalSeal:
         with self._lock:
             self._prune(now)
             if decision_id in self._spent:
-                raise ApprovalRefused(f"decision {decision_id} was already used")
+                raise ApprovalRefused(f"decision {decision_id} was already used", known=True)
             pending = self._pending.pop(decision_id, None)
             if pending is None or (approval is not None and approval.expires_at <= now):
                 raise ApprovalRefused(
@@ -233,13 +241,15 @@ class ApprovalSeal:
             self._spent[decision_id] = pending.expires_at
         if pending.digest != digest:
             raise ApprovalRefused(
-                f"decision {decision_id} was made for another call (its arguments differ)"
+                f"decision {decision_id} was made for another call (its arguments differ)",
+                known=True,
             )
         for name, want, got in zip(("subject", "tenant", "session"), pending.owner, owner,
                                    strict=True):
             if want != got:
                 raise ApprovalRefused(
-                    f"decision {decision_id} was made for another call (its {name} differs)"
+                    f"decision {decision_id} was made for another call (its {name} differs)",
+                    known=True,
                 )
         return pending, approval
 
