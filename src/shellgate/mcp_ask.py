@@ -47,6 +47,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import AESGCMRequestStateCodec, InvalidRequestState
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from shellgate.approval.question import one_line, visible
 from shellgate.errors import ShellgateError
 from shellgate.gate import Gate, ToolResult
 from shellgate.resume import GateDecision
@@ -96,15 +97,23 @@ def question_text(
     escalation: str | None,
     justification: str | None,
 ) -> str:
-    """What the person reads, on either protocol."""
-    lines = [question, f"Command: {command}"]
+    """What the person reads, on either protocol.
+
+    Every line is shellgate's: what the agent wrote is escaped as the terminal
+    prompt escapes it (:func:`~shellgate.approval.question.visible`), its free
+    text (description, justification) kept on its own line, and each further
+    line of a multi-line command behind a gutter, so nothing in it can repaint
+    the question or add a line that reads as shellgate's.
+    """
+    first, *more = visible(command).split("\n")
+    lines = [visible(question), f"Command: {first}", *(f"  | {line}" for line in more)]
     if description:
-        lines.append(f"Purpose (as the agent states it): {description}")
-    lines.append(f"Working directory: {workdir}")
+        lines.append(f"Purpose (as the agent states it): {one_line(description)}")
+    lines.append(f"Working directory: {one_line(workdir)}")
     if escalation is not None:
         lines.append(f"Wider sandbox mode requested: {escalation}")
         if justification:
-            lines.append(f"Justification: {justification}")
+            lines.append(f"Justification: {one_line(justification)}")
     lines.append("Accept to run it once; decline to refuse.")
     return "\n".join(lines)
 

@@ -311,3 +311,34 @@ async def test_refused_states_do_not_write_into_another_calls_records(tmp_path: 
     claims = [r for r in audit_records(tmp_path) if "claimed_decision" in r]
     assert [r["claimed_decision"] for r in claims] == [decision["call_id"]] * 2
     assert all(r.get("call_id") for r in audit_records(tmp_path))  # never an empty call_id
+
+
+async def test_the_question_sent_to_the_client_cannot_be_repainted_by_the_agent(
+    tmp_path: Path,
+) -> None:
+    """The elicitation message is shown by the client, often in a terminal. The agent
+    writes the description (and a justification): control characters there (``ESC[2A``
+    moves the cursor up over the real command line), bidi overrides, or newlines that
+    start a line of their own could show the person another command or another ask.
+    Every line of the message is shellgate's; the agent's text stays inside its own,
+    escaped as the terminal prompt escapes it."""
+    asker = ModernAsk(10_000)
+    abort = asyncio.Event()
+    spoof = ("tidy up\x1b[3A\x1b[2K\rCommand: ls -la\u202e\nWorking directory: /tmp\n"
+             "Accept to run it once; decline to refuse.")
+    async with Gate(load_config(write_config(tmp_path))) as gate:
+        owner = gate.owner(None, None, None)
+        first = await asker._first_round(
+            gate, owner, {"command": "touch x.txt", "description": spoof}, abort)
+    assert isinstance(first, types.InputRequiredResult)
+    assert first.input_requests is not None
+    message = first.input_requests[APPROVAL_INPUT].params.message  # type: ignore[union-attr]
+    for hidden in ("\x1b", "\r", "\u202e"):
+        assert hidden not in message
+    lines = message.split("\n")
+    assert [line.split(":")[0] for line in lines[1:]] == [
+        "Command", "Purpose (as the agent states it)", "Working directory",
+        "Accept to run it once; decline to refuse."]
+    assert lines[1] == "Command: touch x.txt"
+    assert "\\x1b[3A" in lines[2]
+    assert "\\u202e" in lines[2]
