@@ -136,7 +136,13 @@ def approve(
         raise ShellgateError("approve() needs the approver's identity (a non-empty name)")
     if answer not in ("allow_once", "deny"):
         raise ShellgateError(f"approve() answers allow_once or deny, not {answer!r}")
-    if not decision.needs_approval or not decision.id:
+    # What the gate kept under this id decides, not the copy: an allow relabelled
+    # 'ask' gets no approval record (nobody was asked about it).
+    kept = gate.seal.decided(decision.id) if decision.id else None
+    needs = decision.needs_approval
+    if isinstance(kept, Decided):
+        needs = kept.verdict.effect == "ask" or kept.escalation is not None
+    if not needs or not decision.id:
         raise ShellgateError(
             f"decision {decision.id or '(none)'} is {decision.effect!r} and needs no approval"
         )
@@ -155,7 +161,6 @@ def approve(
         )
     )
     # The record shows what the gate asked about its own decision, not the copy's text.
-    kept = gate.seal.decided(decision.id)
     question = decision.question or ""
     escalation = decision.escalation
     if isinstance(kept, Decided):

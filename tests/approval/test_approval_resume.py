@@ -364,6 +364,14 @@ async def test_approve_refuses_a_decision_the_gate_did_not_make(
     assert not (tmp_path / "ws" / "evil").exists()
 
 
+async def test_an_allow_relabelled_ask_gets_no_approval(gate: Gate, tmp_path: Path) -> None:
+    decision = await gate.decide("bash", {"command": "echo hi", "description": "greet"})
+    assert decision.effect == "allow"
+    with pytest.raises(ShellgateError, match="needs no approval"):
+        gate.approve(dataclasses.replace(decision, effect="ask"), "alice")
+    assert [r["type"] for r in records(tmp_path)] == ["decision"]
+
+
 async def test_the_approval_record_shows_the_gates_question(gate: Gate, tmp_path: Path) -> None:
     decision = await gate.decide("bash", touch_args())
     gate.approve(dataclasses.replace(decision, question="Run `echo hi`?"), "alice")
