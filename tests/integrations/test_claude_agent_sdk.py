@@ -32,12 +32,14 @@ from claude_agent_sdk import (
 
 from shellgate.audit.reader import verify
 from shellgate.gate import Gate
+from shellgate.hookspecs import hookimpl
 from shellgate.integrations.claude_agent_sdk import (
     ClaudePermissions,
     PersonAnswer,
     can_use_tool,
     pre_tool_use_hook,
 )
+from shellgate.models import CallInfo, Decision
 from shellgate.resume import GateDecision
 from tests.conftest import ROOT
 from tests.integrations.pausing import pausing_gate, records
@@ -432,3 +434,31 @@ async def test_an_ask_held_from_the_hook_resumes_with_its_working_directory(
     assert [k for k, _ in kinds] == ["decision", "approval", "handoff"]
     assert len({c for _, c in kinds}) == 1
     assert records(tmp_path, "decision")[0]["workdir"] == str(elsewhere.resolve())
+
+
+class _AsksThenSandboxes:
+    name = "asks-then-sandboxes"
+
+    @hookimpl
+    def shellgate_check(self, call: CallInfo) -> Decision | None:
+        del call
+        return Decision(effect="ask", reason="a person decides, then it runs sandboxed",
+                        layer=self.name, require_sandbox=True)
+
+
+async def test_the_hook_does_not_hand_claude_code_an_ask_that_must_run_sandboxed(
+    tmp_path: Path,
+) -> None:
+    """An ``ask`` goes back to Claude Code, whose own prompt (without can_use_tool) lets
+    the person run it on the host: a decision that holds only inside shellgate's
+    sandbox must be refused there and then, as an allow of that kind is."""
+    async with pausing_gate(tmp_path) as gate:
+        gate.decider.register(_AsksThenSandboxes(), name=_AsksThenSandboxes.name)
+        sg = ClaudePermissions(gate)
+        hook_input = {"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                      "tool_input": {"command": "touch x"}, "tool_use_id": "toolu_sb"}
+        said = await sg.pre_tool_use(hook_input, "toolu_sb", {"signal": None})  # type: ignore[arg-type]
+    out = said["hookSpecificOutput"]  # type: ignore[typeddict-item]
+    assert out["permissionDecision"] == "deny"
+    assert "sandbox" in out["permissionDecisionReason"]
+    assert records(tmp_path)[-1]["outcome"] == "denied"

@@ -260,6 +260,14 @@ class ClaudePermissions:
             if refused is not None:
                 return _hook_answer("deny", refused.text)
             return _hook_answer("allow", _why(decision))
+        if decision.verdict is not None and decision.verdict.require_sandbox:
+            # Claude Code would run it on the host after its own prompt: refused now,
+            # as gate.handoff refuses an allow of that kind.
+            why = ("the policy requires this command to run in shellgate's sandbox, "
+                   "not the host's")
+            self.gate.audit.append({"type": "result", "call_id": decision.id, "is_error": True,
+                                    "outcome": "denied", "error": why})
+            return _hook_answer("deny", render.error(f"not run: {why}"))
         use_id = tool_use_id or hook_input.get("tool_use_id")
         if isinstance(use_id, str) and use_id:
             self._held[use_id] = (decision, arguments)
