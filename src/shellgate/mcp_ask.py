@@ -37,6 +37,7 @@ import asyncio
 import hashlib
 import json
 import os
+import secrets
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -46,6 +47,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import AESGCMRequestStateCodec, InvalidRequestState
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from shellgate.approval.question import one_line, visible
 from shellgate.errors import ShellgateError
 from shellgate.gate import Gate, ToolResult
 from shellgate.resume import GateDecision
@@ -95,15 +97,23 @@ def question_text(
     escalation: str | None,
     justification: str | None,
 ) -> str:
-    """What the person reads, on either protocol."""
-    lines = [question, f"Command: {command}"]
+    """What the person reads, on either protocol.
+
+    Every line is shellgate's: what the agent wrote is escaped as the terminal
+    prompt escapes it (:func:`~shellgate.approval.question.visible`), its free
+    text (description, justification) kept on its own line, and each further
+    line of a multi-line command behind a gutter, so nothing in it can repaint
+    the question or add a line that reads as shellgate's.
+    """
+    first, *more = visible(command).split("\n")
+    lines = [visible(question), f"Command: {first}", *(f"  | {line}" for line in more)]
     if description:
-        lines.append(f"Purpose (as the agent states it): {description}")
-    lines.append(f"Working directory: {workdir}")
+        lines.append(f"Purpose (as the agent states it): {one_line(description)}")
+    lines.append(f"Working directory: {one_line(workdir)}")
     if escalation is not None:
         lines.append(f"Wider sandbox mode requested: {escalation}")
         if justification:
-            lines.append(f"Justification: {justification}")
+            lines.append(f"Justification: {one_line(justification)}")
     lines.append("Accept to run it once; decline to refuse.")
     return "\n".join(lines)
 
@@ -129,11 +139,17 @@ def call_digest(tool: str, arguments: object) -> str:
 
 
 class _Refused(Exception):
-    """A request state that does not cover the retry presenting it; the message says why."""
+    """A request state that does not cover the retry presenting it; the message says why.
 
-    def __init__(self, cause: str, decision_id: str = "") -> None:
+    ``decision_id`` is the decision the state names; ``owned`` says the retry is
+    that decision's own call (this principal, these arguments), so the refusal
+    belongs to its records. Otherwise it gets a call_id of its own.
+    """
+
+    def __init__(self, cause: str, decision_id: str = "", *, owned: bool = False) -> None:
         super().__init__(cause)
         self.decision_id = decision_id
+        self.owned = owned
 
 
 class ModernAsk:
@@ -302,7 +318,7 @@ class ModernAsk:
         try:
             decision, answer = self._check(owner, tool, arguments, state, responses)
         except _Refused as exc:
-            return self._refuse(gate, owner, exc.decision_id, str(exc))
+            return self._refuse(gate, owner, exc.decision_id, str(exc), owned=exc.owned)
         approver = approver_identity(owner)
         try:
             if answer.action == "accept":
@@ -311,7 +327,7 @@ class ModernAsk:
                 message = DECLINED if answer.action == "decline" else CANCELLED
                 approval = gate.approve(decision, approver, answer="deny", message=message)
         except ShellgateError as exc:  # the gate's seal refuses: already used, expired, not ours
-            return self._refuse(gate, owner, decision.id, str(exc))
+            return self._refuse(gate, owner, decision.id, str(exc), owned=True)
         return await gate.call(
             tool,
             arguments,
@@ -349,20 +365,32 @@ class ModernAsk:
                 f"the answer to decision {did} came after the approval deadline "
                 f"([approval] timeout_ms, {round(self.timeout_s * 1000)} ms from the question)",
                 did,
+                owned=True,
             )
         answer = (responses or {}).get(APPROVAL_INPUT)
         if not isinstance(answer, types.ElicitResult):
-            raise _Refused(f"the retry carried no answer to the approval question of {did}", did)
+            raise _Refused(f"the retry carried no answer to the approval question of {did}", did,
+                           owned=True)
         return decision, answer
 
     @staticmethod
-    def _refuse(gate: Gate, owner: Owner, decision_id: str, cause: str) -> ToolResult:
-        """A retry that does not get to run: on the record as the gate records its refusals."""
-        common = {"call_id": decision_id}
+    def _refuse(
+        gate: Gate, owner: Owner, decision_id: str, cause: str, *, owned: bool = False
+    ) -> ToolResult:
+        """A retry that does not get to run: on the record as the gate records its refusals.
+
+        Under the decision's id only when the retry is that decision's own call;
+        a state that does not verify, or presented by another principal or for
+        other arguments, gets a call_id of its own and names the id it claimed.
+        """
+        common: dict[str, object] = {"call_id": decision_id if owned and decision_id
+                                     else secrets.token_hex(8)}
+        claimed = {"claimed_decision": decision_id} if decision_id and not owned else {}
         gate.audit.append(
             {
                 "type": "approval",
                 **common,
+                **claimed,
                 "via": "approval",
                 "subject": owner.subject,
                 "tenant": owner.tenant,

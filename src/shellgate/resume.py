@@ -21,7 +21,7 @@ from shellgate.approval.sealed import Approval, Pending, arguments_digest
 from shellgate.errors import ShellgateError, TaskError, ToolInputError
 from shellgate.models import Effect, SandboxMode, Verdict
 from shellgate.tools import render
-from shellgate.tools.bash import BashCall, bash_digest
+from shellgate.tools.bash import BashCall, Decided, bash_digest
 from shellgate.tools.schemas import validate_task
 from shellgate.tools.tasks import Owner
 
@@ -136,7 +136,13 @@ def approve(
         raise ShellgateError("approve() needs the approver's identity (a non-empty name)")
     if answer not in ("allow_once", "deny"):
         raise ShellgateError(f"approve() answers allow_once or deny, not {answer!r}")
-    if not decision.needs_approval or not decision.id:
+    # What the gate kept under this id decides, not the copy: an allow relabelled
+    # 'ask' gets no approval record (nobody was asked about it).
+    kept = gate.seal.decided(decision.id) if decision.id else None
+    needs = decision.needs_approval
+    if isinstance(kept, Decided):
+        needs = kept.verdict.effect == "ask" or kept.escalation is not None
+    if not needs or not decision.id:
         raise ShellgateError(
             f"decision {decision.id or '(none)'} is {decision.effect!r} and needs no approval"
         )
@@ -154,13 +160,19 @@ def approve(
             message=message,
         )
     )
+    # The record shows what the gate asked about its own decision, not the copy's text.
+    question = decision.question or ""
+    escalation = decision.escalation
+    if isinstance(kept, Decided):
+        escalation = kept.escalation
+        question = approval_question(kept.call.command, kept.verdict, escalation, kept.current)
     gate.audit.append(
         {
             "type": "approval",
             "call_id": decision.id,
             "via": "approve",
-            "question": decision.question or "",
-            "escalation": decision.escalation,
+            "question": question,
+            "escalation": escalation,
             "answer": answer,
             "message": message,
             "approver": sealed.approver,

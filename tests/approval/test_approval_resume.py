@@ -332,3 +332,101 @@ async def test_handoff_refuses_a_call_the_policy_sandboxes(gate: Gate, tmp_path:
     assert refused.outcome == "denied"
     assert "requires this command to run in shellgate's sandbox" in refused.text
     assert records(tmp_path)[-1]["outcome"] == "denied"
+
+
+# -- red team (issue 12): what a person approves is what the gate decided --------------
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param({"arguments": {"command": "echo hi", "description": "harmless"}},
+                     id="arguments"),
+        pytest.param({"subject": "someone-else"}, id="subject"),
+        pytest.param({"session": "another-session"}, id="session"),
+        pytest.param({"tool": "bash_output"}, id="tool"),
+        pytest.param({"expires_at": 4e9}, id="expiry"),
+    ],
+)
+async def test_approve_refuses_a_decision_the_gate_did_not_make(
+    gate: Gate, tmp_path: Path, change: dict[str, Any]
+) -> None:
+    """A GateDecision altered on its way to the person (it is a plain value a host may
+    keep in run state) must not get a seal for the gate's real decision under that id:
+    the person would approve one call and the audit log would show it, while another ran."""
+    decision = await gate.decide("bash", touch_args("evil"))
+    altered = dataclasses.replace(decision, **change)
+    with pytest.raises(ShellgateError, match="not the decision"):
+        gate.approve(altered, "alice")
+    assert [r["type"] for r in records(tmp_path)] == ["decision"]  # no approval on record
+    result = await gate.call("bash", touch_args("evil"), decision=decision)
+    assert result.outcome == "not approved"
+    assert not (tmp_path / "ws" / "evil").exists()
+
+
+async def test_an_allow_relabelled_ask_gets_no_approval(gate: Gate, tmp_path: Path) -> None:
+    decision = await gate.decide("bash", {"command": "echo hi", "description": "greet"})
+    assert decision.effect == "allow"
+    with pytest.raises(ShellgateError, match="needs no approval"):
+        gate.approve(dataclasses.replace(decision, effect="ask"), "alice")
+    assert [r["type"] for r in records(tmp_path)] == ["decision"]
+
+
+async def test_the_approval_record_shows_the_gates_question(gate: Gate, tmp_path: Path) -> None:
+    decision = await gate.decide("bash", touch_args())
+    gate.approve(dataclasses.replace(decision, question="Run `echo hi`?"), "alice")
+    [_, approval] = records(tmp_path)
+    assert approval["question"] == decision.question
+    assert "touch made" in approval["question"]
+
+
+@pytest.mark.parametrize(
+    "mangle",
+    [
+        pytest.param(lambda a: dataclasses.replace(a, mac="\u00e9" * 64), id="non-ascii-mac"),
+        pytest.param(lambda a: dataclasses.replace(a, mac=None), id="mac-not-a-string"),
+        pytest.param(lambda a: a.token.rsplit(".", 1)[0] + ".\u00e9", id="token-non-ascii-mac"),
+        pytest.param(lambda a: "sga1." + "W1tb" * 50_000 + ".ab", id="deeply-nested-json"),
+        pytest.param(lambda a: "sga1." + "A" * 2_000_000 + ".ab", id="huge-token"),
+    ],
+)
+async def test_mangled_approvals_are_a_refusal_on_the_record_not_an_exception(
+    gate: Gate, tmp_path: Path, mangle: Any
+) -> None:
+    decision = await gate.decide("bash", touch_args())
+    approval = gate.approve(decision, "alice")
+    result = await gate.call("bash", touch_args(), approval=mangle(approval))
+    assert (result.outcome, result.is_error) == ("not approved", True)
+    assert records(tmp_path)[-1]["type"] == "result"
+    assert gate.handoff("bash", touch_args(), approval=mangle(approval)) is not None
+    assert not (tmp_path / "ws" / "made").exists()
+
+
+@pytest.mark.parametrize(
+    "present",
+    [
+        pytest.param(lambda d, a: {"approval": dataclasses.replace(a, mac="0" * 64)},
+                     id="forged-approval"),
+        pytest.param(lambda d, a: {"approval": a.token.rsplit(".", 1)[0] + "." + "0" * 64},
+                     id="forged-token"),
+        pytest.param(lambda d, a: {"decision": d.id + "x"}, id="unknown-decision"),
+    ],
+)
+async def test_a_forged_claim_is_not_written_under_the_real_decisions_call_id(
+    gate: Gate, tmp_path: Path, present: Any
+) -> None:
+    """Records under a call_id belong to one call. A made-up approval naming a real
+    decision id (read off a token, a log) must not put a refusal into that call's story,
+    which the real, approved call then continues."""
+    decision = await gate.decide("bash", touch_args())
+    approval = gate.approve(decision, "alice")
+    refused = await gate.call("bash", touch_args(), **present(decision, approval))
+    assert refused.outcome == "not approved"
+    ran = await gate.call("bash", touch_args(), approval=approval)
+    assert ran.outcome == "ok"
+    recs = records(tmp_path)
+    mine = [r["type"] for r in recs if r["call_id"] == decision.id]
+    assert mine == ["decision", "approval", "result"]
+    [claim, end] = [r for r in recs if r["call_id"] != decision.id]
+    assert (claim["type"], end["type"]) == ("approval", "result")
+    assert claim["claimed_decision"].startswith(decision.id)

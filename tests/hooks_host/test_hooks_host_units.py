@@ -161,3 +161,23 @@ def test_the_grammar_loads_without_the_grammar_package_init() -> None:
     assert proc.returncode == 0, proc.stderr
 
 
+
+
+# -- red team (issue 12): Gemini CLI's older name for the working directory --------------
+
+
+def test_gemini_directory_is_the_working_directory_too() -> None:
+    """Gemini CLI's shell tool documents its directory argument as ``directory``
+    (geminicli.com/docs/tools/shell), newer versions as ``dir_path``. Either is where
+    the command runs, so either is where it is decided; two that disagree are refused."""
+    data = recorded("gemini-cli-ask.json")
+    del data["tool_input"]["dir_path"]
+    data["tool_input"]["directory"] = ".git"
+    call = read_call(GEMINI_CLI, data)
+    assert call is not None
+    assert call.workdir == "/home/dev/project/.git"
+    data["tool_input"]["dir_path"] = "src"
+    with pytest.raises(PayloadError, match="directory"):
+        read_call(GEMINI_CLI, data)
+    data["tool_input"]["dir_path"] = ".git"
+    assert read_call(GEMINI_CLI, data) == call

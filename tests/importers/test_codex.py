@@ -27,11 +27,12 @@ load("//other.rules", "rule")
 prefix_rule(pattern=["ls"])
 """)
     assert not marker.exists()
-    assert [n.line for n in imported.notes] == [1, 2, 3, 4, 5]
+    assert [n.line for n in imported.notes] == [1, 2, 3, 4, 5, 6]
     assert "not imported" in imported.notes[2].message
-    written = [r for r in imported.rules if r.write]
-    assert [r.patterns for r in written] == [("ls *",)]
-    assert [r.line for r in imported.rules if not r.write] == [3, 4]
+    # The unread forbidden rule (line 3) may refuse anything: no allow is written.
+    assert "cannot be read (line 1, 3)" in imported.notes[5].message
+    assert [r for r in imported.rules if r.write] == []
+    assert [r.line for r in imported.rules if not r.write] == [3, 4, 6]
 
 
 def test_alternatives_expand_and_large_products_become_one_regex(tmp_path: Path) -> None:

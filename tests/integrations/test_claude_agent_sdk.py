@@ -32,12 +32,14 @@ from claude_agent_sdk import (
 
 from shellgate.audit.reader import verify
 from shellgate.gate import Gate
+from shellgate.hookspecs import hookimpl
 from shellgate.integrations.claude_agent_sdk import (
     ClaudePermissions,
     PersonAnswer,
     can_use_tool,
     pre_tool_use_hook,
 )
+from shellgate.models import CallInfo, Decision
 from shellgate.resume import GateDecision
 from tests.conftest import ROOT
 from tests.integrations.pausing import pausing_gate, records
@@ -389,3 +391,74 @@ def test_docs_snippets(tmp_path: Path) -> None:
     assert "'permissionDecision': 'deny'" in hook
     approvals = [r for r in records(tmp_path) if r["type"] == "approval"]
     assert [r["approver"] for r in approvals] == ["alice"]
+
+
+# -- red team (issue 12): the command is decided where Claude Code runs it ---------------
+
+
+async def test_the_hook_decides_in_claude_codes_working_directory(tmp_path: Path) -> None:
+    """Claude Code runs Bash in the session's cwd (the hook input's ``cwd``), not in the
+    gate's workspace. ``mkdir .ssh`` is allowed by the rules; run from the home directory
+    it writes ~/.ssh, a protected path: deny, not the workspace's allow."""
+    home = os.path.expanduser("~")
+    async with pausing_gate(tmp_path) as gate:
+        sg = ClaudePermissions(gate)
+        hook_input = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": home,
+                      "session_id": "s", "tool_input": {"command": "mkdir .ssh"},
+                      "tool_use_id": "toolu_home"}
+        said = await sg.pre_tool_use(hook_input, "toolu_home", {"signal": None})  # type: ignore[arg-type]
+    assert said["hookSpecificOutput"]["permissionDecision"] == "deny"  # type: ignore[typeddict-item]
+    [decision] = records(tmp_path, "decision")
+    assert decision["workdir"] == os.path.realpath(home)
+
+
+async def test_an_ask_held_from_the_hook_resumes_with_its_working_directory(
+    tmp_path: Path,
+) -> None:
+    elsewhere = tmp_path / "project"
+    elsewhere.mkdir()
+    async with pausing_gate(tmp_path) as gate:
+        sg = ClaudePermissions(gate, ask=lambda d: PersonAnswer("alice", allow=True))
+        tool_input = {"command": "touch notes.txt"}
+        hook_input = {"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                      "cwd": str(elsewhere), "session_id": "s", "tool_input": tool_input,
+                      "tool_use_id": "toolu_ask"}
+        said = await sg.pre_tool_use(hook_input, "toolu_ask", {"signal": None})  # type: ignore[arg-type]
+        assert said["hookSpecificOutput"]["permissionDecision"] == "ask"  # type: ignore[typeddict-item]
+        from claude_agent_sdk import ToolPermissionContext
+
+        answer = await sg.can_use_tool("Bash", tool_input,
+                                       ToolPermissionContext(tool_use_id="toolu_ask"))
+    assert isinstance(answer, PermissionResultAllow)
+    kinds = [(r["type"], r["call_id"]) for r in records(tmp_path)]
+    assert [k for k, _ in kinds] == ["decision", "approval", "handoff"]
+    assert len({c for _, c in kinds}) == 1
+    assert records(tmp_path, "decision")[0]["workdir"] == str(elsewhere.resolve())
+
+
+class _AsksThenSandboxes:
+    name = "asks-then-sandboxes"
+
+    @hookimpl
+    def shellgate_check(self, call: CallInfo) -> Decision | None:
+        del call
+        return Decision(effect="ask", reason="a person decides, then it runs sandboxed",
+                        layer=self.name, require_sandbox=True)
+
+
+async def test_the_hook_does_not_hand_claude_code_an_ask_that_must_run_sandboxed(
+    tmp_path: Path,
+) -> None:
+    """An ``ask`` goes back to Claude Code, whose own prompt (without can_use_tool) lets
+    the person run it on the host: a decision that holds only inside shellgate's
+    sandbox must be refused there and then, as an allow of that kind is."""
+    async with pausing_gate(tmp_path) as gate:
+        gate.decider.register(_AsksThenSandboxes(), name=_AsksThenSandboxes.name)
+        sg = ClaudePermissions(gate)
+        hook_input = {"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                      "tool_input": {"command": "touch x"}, "tool_use_id": "toolu_sb"}
+        said = await sg.pre_tool_use(hook_input, "toolu_sb", {"signal": None})  # type: ignore[arg-type]
+    out = said["hookSpecificOutput"]  # type: ignore[typeddict-item]
+    assert out["permissionDecision"] == "deny"
+    assert "sandbox" in out["permissionDecisionReason"]
+    assert records(tmp_path)[-1]["outcome"] == "denied"

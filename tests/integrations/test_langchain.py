@@ -461,3 +461,41 @@ async def test_bash_arguments_named_like_python_parameters_reach_the_gate(gate: 
     )
     assert reply.status == "error"
     assert 'unknown property "self"' in reply.content
+
+
+# -- red team (issue 12): where the wrapped tool runs the command is decided too -----------
+
+
+class CwdInput(BaseModel):
+    cmd: str
+    cwd: str = "."
+
+
+def cwd_tool(runs: list[tuple[str, str]]) -> StructuredTool:
+    async def terminal(cmd: str, cwd: str = ".") -> str:
+        runs.append((cmd, cwd))
+        return "ran"
+
+    return StructuredTool.from_function(coroutine=terminal, name="terminal",
+                                        description="Run a command.", args_schema=CwdInput)
+
+
+async def test_gated_decides_in_the_working_directory_the_model_gave(
+    gate: Gate, tmp_path: Path
+) -> None:
+    """The model sets the wrapped tool's cwd: 'mkdir .ssh' (allowed by 'mkdir *') run
+    in the home directory writes the protected ~/.ssh, so the gate must see that cwd."""
+    runs: list[tuple[str, str]] = []
+    tool = gated(cwd_tool(runs), gate, command="cmd", workdir="cwd")
+    home = os.path.expanduser("~")
+    call = {"name": "terminal", "args": {"cmd": "mkdir .ssh", "cwd": home}, "id": "c1",
+            "type": "tool_call"}
+    reply = await tool.ainvoke(call)
+    assert reply.status == "error"
+    assert "protected" in str(reply.content)
+    assert runs == []
+    [decision] = records(tmp_path, "decision")
+    assert decision["workdir"] == os.path.realpath(home)
+    ok = await tool.ainvoke({**call, "id": "c2", "args": {"cmd": "mkdir made"}})
+    assert ok.status == "success"
+    assert runs == [("mkdir made", ".")]

@@ -283,3 +283,62 @@ async def test_a_state_is_bound_to_the_principal_it_was_issued_to(tmp_path: Path
         r for r in audit_records(tmp_path) if r.get("type") == "approval" and r["via"] == "approve"
     ]
     assert approval["approver"] == "mcp-user:alice"
+
+
+async def test_refused_states_do_not_write_into_another_calls_records(tmp_path: Path) -> None:
+    """A call_id is one call's story. A state presented by another principal, or for
+    other arguments, or one that does not verify, is refused on the record under its
+    own call_id (naming the decision it claimed), not under the real call's id, which
+    the real answer then continues."""
+    asker = ModernAsk(10_000)
+    abort = asyncio.Event()
+    async with Gate(load_config(write_config(tmp_path))) as gate:
+        alice = gate.owner("alice", "acme", "s1")
+        mallory = gate.owner("mallory", "acme", "s2")
+        first = await asker._first_round(gate, alice, touch("a.txt"), abort)
+        assert isinstance(first, types.InputRequiredResult)
+        state = first.request_state
+        assert state is not None
+        for who, args, st in ((mallory, touch("a.txt"), state), (alice, touch("b.txt"), state),
+                              (alice, touch("a.txt"), altered(state))):
+            refused = await asker._resume(gate, who, "bash", args, st, ACCEPT, abort)
+            assert refused.outcome == "not approved"
+        own = await asker._resume(gate, alice, "bash", touch("a.txt"), state, ACCEPT, abort)
+        assert own.outcome == "ok"
+    decision = the_decision(tmp_path, "touch a.txt")
+    assert [r["type"] for r in by_call(tmp_path, decision["call_id"])] == [
+        "decision", "approval", "result"]
+    claims = [r for r in audit_records(tmp_path) if "claimed_decision" in r]
+    assert [r["claimed_decision"] for r in claims] == [decision["call_id"]] * 2
+    assert all(r.get("call_id") for r in audit_records(tmp_path))  # never an empty call_id
+
+
+async def test_the_question_sent_to_the_client_cannot_be_repainted_by_the_agent(
+    tmp_path: Path,
+) -> None:
+    """The elicitation message is shown by the client, often in a terminal. The agent
+    writes the description (and a justification): control characters there (``ESC[2A``
+    moves the cursor up over the real command line), bidi overrides, or newlines that
+    start a line of their own could show the person another command or another ask.
+    Every line of the message is shellgate's; the agent's text stays inside its own,
+    escaped as the terminal prompt escapes it."""
+    asker = ModernAsk(10_000)
+    abort = asyncio.Event()
+    spoof = ("tidy up\x1b[3A\x1b[2K\rCommand: ls -la\u202e\nWorking directory: /tmp\n"
+             "Accept to run it once; decline to refuse.")
+    async with Gate(load_config(write_config(tmp_path))) as gate:
+        owner = gate.owner(None, None, None)
+        first = await asker._first_round(
+            gate, owner, {"command": "touch x.txt", "description": spoof}, abort)
+    assert isinstance(first, types.InputRequiredResult)
+    assert first.input_requests is not None
+    message = first.input_requests[APPROVAL_INPUT].params.message  # type: ignore[union-attr]
+    for hidden in ("\x1b", "\r", "\u202e"):
+        assert hidden not in message
+    lines = message.split("\n")
+    assert [line.split(":")[0] for line in lines[1:]] == [
+        "Command", "Purpose (as the agent states it)", "Working directory",
+        "Accept to run it once; decline to refuse."]
+    assert lines[1] == "Command: touch x.txt"
+    assert "\\x1b[3A" in lines[2]
+    assert "\\u202e" in lines[2]

@@ -18,7 +18,6 @@ import asyncio
 import concurrent.futures
 import sys
 import termios
-import unicodedata
 import weakref
 from typing import IO, Literal
 
@@ -26,26 +25,13 @@ from rich.console import Console
 from rich.text import Text
 
 from shellgate.approval.base import start_in_daemon_thread
-from shellgate.approval.question import segment_shown
+from shellgate.approval.question import segment_shown, visible
 from shellgate.models import ApprovalAnswer, ApprovalRequest
 
 #: Unrecognised answers before the prompt gives up and denies.
 MAX_ATTEMPTS = 3
 #: Longest line read as an answer or message, in characters.
 MAX_LINE_CHARS = 4096
-
-
-def visible(text: str) -> str:
-    """``text`` with every non-printing code point (except newline) escaped."""
-    out: list[str] = []
-    for char in text:
-        if char == "\n" or (char.isprintable() and unicodedata.category(char) != "Cf"):
-            out.append(char)
-        elif ord(char) <= 0xFF:
-            out.append(f"\\x{ord(char):02x}")
-        else:
-            out.append(f"\\u{ord(char):04x}")
-    return "".join(out)
 
 
 class _LineReader:

@@ -9,9 +9,35 @@ segment_key`: argv shell-quoted, assignments and redirections included).
 
 from __future__ import annotations
 
+import unicodedata
+
 from shellgate.approval.scope import segment_key
 from shellgate.models import SandboxMode, Segment, Verdict
 from shellgate.tools.render import code
+
+
+def visible(text: str) -> str:
+    """``text`` with every non-printing code point (except newline) escaped.
+
+    Control characters, bidi overrides and other invisible code points become
+    ``\\x1b``/``\\u202e`` escapes, so text shown to a person (on the terminal
+    prompt, or in an MCP client's approval question) cannot repaint what is
+    around it.
+    """
+    out: list[str] = []
+    for char in text:
+        if char == "\n" or (char.isprintable() and unicodedata.category(char) != "Cf"):
+            out.append(char)
+        elif ord(char) <= 0xFF:
+            out.append(f"\\x{ord(char):02x}")
+        else:
+            out.append(f"\\u{ord(char):04x}")
+    return "".join(out)
+
+
+def one_line(text: str) -> str:
+    """:func:`visible`, with newlines escaped too: free text that must not start a line."""
+    return visible(text).replace("\n", "\\n")
 
 
 def segment_shown(segment: Segment) -> str:

@@ -29,6 +29,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import re
 import secrets
 import threading
 import time
@@ -41,10 +42,21 @@ TOKEN_PREFIX = "sga1"  # noqa: S105 - a format tag, not a secret
 Answer = Literal["allow_once", "deny"]
 #: Decisions kept waiting for their call at once, per gate (bounds a flood of decides).
 MAX_PENDING = 4096
+#: The longest approval token read (a person's message included); longer is malformed.
+MAX_TOKEN_CHARS = 256 * 1024
+_MAC = re.compile(r"[0-9a-f]{64}")
 
 
 class ApprovalRefused(ShellgateError):
-    """An approval that does not cover the call presenting it (forged, reused, …)."""
+    """An approval that does not cover the call presenting it (forged, reused, …).
+
+    ``known`` says the decision it names is one this gate made (and the refusal is
+    part of that call's story on the record); a forged seal or an unknown id is not.
+    """
+
+    def __init__(self, message: str, *, known: bool = False) -> None:
+        super().__init__(message)
+        self.known = known
 
 
 def arguments_digest(tool: str, arguments: dict[str, object]) -> str:
@@ -91,8 +103,10 @@ class Approval:
         """Read a :attr:`token`; raises :class:`ApprovalRefused` for anything malformed."""
         if not isinstance(token, str):
             raise ApprovalRefused(f"approval is a {type(token).__name__}, not a token")
+        if len(token) > MAX_TOKEN_CHARS:
+            raise ApprovalRefused(f"approval token is malformed (over {MAX_TOKEN_CHARS} chars)")
         parts = token.split(".")
-        if len(parts) != 3 or parts[0] != TOKEN_PREFIX:
+        if len(parts) != 3 or parts[0] != TOKEN_PREFIX or not _MAC.fullmatch(parts[2]):
             raise ApprovalRefused("approval token is malformed")
         try:
             raw = base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4))
@@ -100,6 +114,8 @@ class Approval:
             if not isinstance(fields, dict):
                 raise ValueError("not an object")
             return cls(**fields, mac=parts[2])
+        except RecursionError:  # JSON nested past the interpreter's limit
+            raise ApprovalRefused("approval token is malformed (nested too deeply)") from None
         except (binascii.Error, ValueError, TypeError) as exc:
             raise ApprovalRefused(f"approval token is malformed ({exc})") from None
 
@@ -133,6 +149,28 @@ class ApprovalSeal:
     def _mac(self, approval: Approval) -> str:
         return hmac.new(self._key, approval._payload(), hashlib.sha256).hexdigest()
 
+    def _verify(self, approval: Approval) -> None:
+        """Raise :class:`ApprovalRefused` unless this gate sealed exactly ``approval``.
+
+        Anything an ``Approval`` can be made to hold (a mac that is not ASCII text, a
+        field JSON cannot encode) is a refusal, never another exception.
+        """
+        mac = approval.mac
+        try:
+            good = isinstance(mac, str) and bool(_MAC.fullmatch(mac)) and hmac.compare_digest(
+                mac, self._mac(approval))
+        except (TypeError, ValueError, RecursionError):
+            good = False
+        if not good:
+            raise ApprovalRefused("approval is not sealed by this gate (forged or altered)")
+
+    def decided(self, decision_id: str) -> object | None:
+        """The decision kept under ``decision_id`` (``tools.bash.Decided``), if still waiting."""
+        with self._lock:
+            self._prune(time.time())
+            pending = self._pending.get(decision_id)
+        return None if pending is None else pending.decided
+
     def issue(self, decision_id: str, pending: Pending) -> None:
         """Keep ``decision_id`` for the call that will run it."""
         with self._lock:
@@ -142,14 +180,29 @@ class ApprovalSeal:
                 del self._pending[next(iter(self._pending))]
 
     def seal(self, approval: Approval) -> Approval:
-        """``approval`` with its seal, for a decision this gate made and has not spent."""
+        """``approval`` with its seal, for a decision this gate made and has not spent.
+
+        The approval must describe that decision as the gate keeps it — the tool,
+        the arguments' digest, the owner and the expiry — so a person's answer
+        given to an altered copy of a decision never covers the real one.
+        """
         with self._lock:
             self._prune(time.time())
             did = approval.decision_id
             if did in self._spent:
                 raise ApprovalRefused(f"decision {did} was already used")
-            if did not in self._pending:
+            pending = self._pending.get(did)
+            if pending is None:
                 raise ApprovalRefused(f"decision {did} was not made by this gate, or has expired")
+        claimed = (approval.tool, approval.digest, approval.subject, approval.tenant,
+                   approval.session, approval.expires_at)
+        kept = ("bash", pending.digest, *pending.owner, pending.expires_at)
+        for name, got, want in zip(("tool", "arguments", "subject", "tenant", "session",
+                                    "expiry"), claimed, kept, strict=True):
+            if got != want:
+                raise ApprovalRefused(
+                    f"this is not the decision the gate made under {did} (its {name} differs)"
+                )
         return replace(approval, mac=self._mac(approval))
 
     def redeem(
@@ -170,8 +223,7 @@ class ApprovalSeal:
         if approval is not None:
             if not isinstance(approval, Approval):
                 raise ApprovalRefused(f"approval is a {type(approval).__name__}, not an Approval")
-            if not hmac.compare_digest(approval.mac, self._mac(approval)):
-                raise ApprovalRefused("approval is not sealed by this gate (forged or altered)")
+            self._verify(approval)
             if approval.decision_id != decision_id:
                 raise ApprovalRefused(
                     f"approval answers decision {approval.decision_id}, not {decision_id}"
@@ -180,7 +232,7 @@ class ApprovalSeal:
         with self._lock:
             self._prune(now)
             if decision_id in self._spent:
-                raise ApprovalRefused(f"decision {decision_id} was already used")
+                raise ApprovalRefused(f"decision {decision_id} was already used", known=True)
             pending = self._pending.pop(decision_id, None)
             if pending is None or (approval is not None and approval.expires_at <= now):
                 raise ApprovalRefused(
@@ -189,13 +241,15 @@ class ApprovalSeal:
             self._spent[decision_id] = pending.expires_at
         if pending.digest != digest:
             raise ApprovalRefused(
-                f"decision {decision_id} was made for another call (its arguments differ)"
+                f"decision {decision_id} was made for another call (its arguments differ)",
+                known=True,
             )
         for name, want, got in zip(("subject", "tenant", "session"), pending.owner, owner,
                                    strict=True):
             if want != got:
                 raise ApprovalRefused(
-                    f"decision {decision_id} was made for another call (its {name} differs)"
+                    f"decision {decision_id} was made for another call (its {name} differs)",
+                    known=True,
                 )
         return pending, approval
 

@@ -8,7 +8,7 @@ Both formats are the hosts' documented ones (``docs/hooks-host.md`` cites them):
   answer is ``{"hookSpecificOutput": {"hookEventName": "PreToolUse",
   "permissionDecision": "allow"|"deny"|"ask", "permissionDecisionReason": …}}``.
 * Gemini CLI ``BeforeTool``: ``{session_id, cwd, hook_event_name, tool_name,
-  tool_input: {command, description, dir_path}, …}``; the answer is
+  tool_input: {command, description, dir_path (or directory)}, …}``; the answer is
   ``{"decision": "allow"|"deny", "reason": …}``. Gemini has no ``ask``: an ask
   is answered ``deny``, its reason saying that a person must approve the command.
 
@@ -108,10 +108,16 @@ def read_call(host: Host, payload: object) -> ShellCall | None:
     description = _string(tool_input, "description", "tool_input.", required=False)
     workdir = cwd
     if host is GEMINI_CLI:
-        # run_shell_command runs in dir_path, relative to the project directory.
-        given = _string(tool_input, "dir_path", "tool_input.", required=False)
+        # run_shell_command runs in dir_path (``directory`` in the versions whose
+        # docs name it so), relative to the project directory: decided there.
+        named = {key: _string(tool_input, key, "tool_input.", required=False)
+                 for key in ("dir_path", "directory")}
+        given = {value for value in named.values() if value}
+        if len(given) > 1:
+            raise PayloadError("hook input: 'tool_input.dir_path' and 'tool_input.directory' "
+                               "name different directories")
         if given:
-            workdir = os.path.join(cwd, given)
+            workdir = os.path.join(cwd, given.pop())
     return ShellCall(command, description, workdir, session)
 
 

@@ -110,6 +110,14 @@ def _decide(host: Host, call: ShellCall, config: str | None) -> tuple[str, str]:
     finally:
         decider.close()
     top = verdict.decision
+    effect, reason = top.effect, top.reason
+    if verdict.require_sandbox and effect != "deny":
+        # The host runs the command, outside shellgate's sandbox: a decision that
+        # holds only under it cannot be honoured (gate.handoff refuses it too).
+        effect = "deny"
+        reason = (f"the policy {top.effect}s this command only inside shellgate's sandbox "
+                  f"({top.reason}), and the host would run it outside; run it through "
+                  "shellgate (MCP server or shellgate run)")
     with AuditLog(cfg.audit.path, fsync=cfg.audit.fsync) as audit:
         audit.append(
             {
@@ -123,14 +131,16 @@ def _decide(host: Host, call: ShellCall, config: str | None) -> tuple[str, str]:
                 "command": info.command,
                 "description": info.description,
                 "workdir": info.workdir,
-                "decision": top.effect,
-                "reason": top.reason,
+                "decision": effect,
+                "reason": reason,
                 "layer": top.layer,
                 "rule": top.rule,
                 "segments": verdict.segment_records(),
+                # Only when set: why an allowed command was answered deny.
+                **({"require_sandbox": True} if verdict.require_sandbox else {}),
             }
         )
-    return top.effect, reason_text(top.effect, top.reason, top.layer, top.rule)
+    return effect, reason_text(effect, reason, top.layer, top.rule)
 
 
 def _one_line(text: str) -> str:

@@ -77,12 +77,21 @@ AskPerson = Callable[[GateDecision], PersonAnswer | Awaitable[PersonAnswer]]
 CanUseTool = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[PermissionResult]]
 
 
-def _bash_arguments(tool_input: Mapping[str, Any]) -> dict[str, object]:
-    """What the gate decides for a Claude Code Bash call (the command as Claude sent it)."""
+def _bash_arguments(tool_input: Mapping[str, Any], cwd: object = None) -> dict[str, object]:
+    """What the gate decides for a Claude Code Bash call (the command as Claude sent it).
+
+    ``cwd`` is where Claude Code runs it (the hook input's ``cwd``, else the
+    ``cwd`` given to :class:`ClaudePermissions`): relative paths in the command
+    are judged there, not in the gate's workspace.
+    """
     description = tool_input.get("description")
     if not isinstance(description, str) or not description.strip():
         description = "Claude Code Bash call"
-    return {"command": tool_input.get("command"), "description": description}
+    arguments: dict[str, object] = {"command": tool_input.get("command"),
+                                    "description": description}
+    if isinstance(cwd, str) and cwd:
+        arguments["workdir"] = cwd  # the gate refuses one that is not a directory
+    return arguments
 
 
 def _why(decision: GateDecision) -> str:
@@ -98,7 +107,9 @@ class ClaudePermissions:
 
     ``ask`` is how a person is asked: ``ask(decision) -> PersonAnswer`` (sync
     runs on a daemon thread, async on the loop), shown ``decision.question``.
-    ``fallback`` answers ``can_use_tool`` for every tool but Bash.
+    ``fallback`` answers ``can_use_tool`` for every tool but Bash. ``cwd`` is
+    Claude Code's working directory (``ClaudeAgentOptions.cwd``) for calls the
+    hook has not seen; the hook uses the ``cwd`` of its input.
     """
 
     def __init__(
@@ -110,15 +121,18 @@ class ClaudePermissions:
         subject: str | None = None,
         tenant: str | None = None,
         session: str | None = None,
+        cwd: str | None = None,
     ) -> None:
         self.gate = gate
         self.ask = ask
         self.fallback = fallback
+        self.cwd = cwd
         self._owner: dict[str, Any] = {"subject": subject, "tenant": tenant, "session": session}
-        self._held: OrderedDict[str, GateDecision] = OrderedDict()
+        # tool_use_id -> the hook's ask decision and the gate arguments it was made for
+        self._held: OrderedDict[str, tuple[GateDecision, dict[str, object]]] = OrderedDict()
 
-    async def _decide(self, tool_input: Mapping[str, Any]) -> GateDecision:
-        return await self.gate.decide("bash", _bash_arguments(tool_input), **self._owner)
+    async def _decide(self, arguments: dict[str, object]) -> GateDecision:
+        return await self.gate.decide("bash", arguments, **self._owner)
 
     # -- can_use_tool ------------------------------------------------------------------------
 
@@ -133,46 +147,48 @@ class ClaudePermissions:
                 message=f"shellgate decides only Bash, and no fallback answers for {tool_name}"
             )
         try:
-            decision = self._held_for(context.tool_use_id, tool_input) or await self._decide(
-                tool_input
-            )
+            held = self._held_for(context.tool_use_id, tool_input)
+            if held is not None:
+                decision, arguments = held
+            else:
+                arguments = _bash_arguments(tool_input, self.cwd)
+                decision = await self._decide(arguments)
             if decision.effect == "deny":
                 return PermissionResultDeny(message=decision.text or render.error(decision.reason))
             if not decision.needs_approval:
-                return self._hand_off(tool_input, decision=decision)
-            return await self._ask_person(decision, tool_input)
+                return self._hand_off(arguments, decision=decision)
+            return await self._ask_person(decision, arguments)
         except Exception as exc:  # whatever failed, Claude Code must not run the command
             return PermissionResultDeny(message=render.error(f"shellgate failed ({exc}); not run"))
 
     def _held_for(
         self, tool_use_id: str | None, tool_input: Mapping[str, Any]
-    ) -> GateDecision | None:
+    ) -> tuple[GateDecision, dict[str, object]] | None:
         """The hook's ``ask`` decision for this very call, if the hook made one."""
-        decision = self._held.pop(tool_use_id, None) if tool_use_id else None
-        if decision is None or decision.expires_at <= time.time():
+        held = self._held.pop(tool_use_id, None) if tool_use_id else None
+        if held is None or held[0].expires_at <= time.time():
             return None
-        if dict(decision.arguments).get("command") != tool_input.get("command"):
+        if held[1].get("command") != tool_input.get("command"):
             return None  # the input changed since the hook saw it: decide again
-        return decision
+        return held
 
     def _hand_off(
         self,
-        tool_input: Mapping[str, Any],
+        arguments: dict[str, object],
         *,
         decision: GateDecision | None = None,
         approval: Approval | None = None,
     ) -> PermissionResult:
         """Claude Code runs it: spend the decision (or approval) for this exact call first."""
         refused = self.gate.handoff(
-            "bash", _bash_arguments(tool_input), decision=decision, approval=approval,
-            **self._owner,
+            "bash", arguments, decision=decision, approval=approval, **self._owner
         )
         if refused is not None:
             return PermissionResultDeny(message=refused.text)
         return PermissionResultAllow()
 
     async def _ask_person(
-        self, decision: GateDecision, tool_input: Mapping[str, Any]
+        self, decision: GateDecision, arguments: dict[str, object]
     ) -> PermissionResult:
         """Ask through ``ask``; record the answer with :meth:`Gate.approve`; fail closed."""
         try:
@@ -186,7 +202,7 @@ class ClaudePermissions:
             return self._denied(decision, SHELLGATE, f"{why}, so the call was denied")
         if answer.allow:
             approval = self.gate.approve(decision, answer.approver)
-            return self._hand_off(tool_input, approval=approval)
+            return self._hand_off(arguments, approval=approval)
         return self._denied(decision, answer.approver, answer.message)
 
     async def _answer(self, decision: GateDecision) -> PersonAnswer:
@@ -232,22 +248,29 @@ class ClaudePermissions:
             return {}  # no opinion
         given = hook_input.get("tool_input")
         tool_input: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+        arguments = _bash_arguments(tool_input, hook_input.get("cwd") or self.cwd)
         try:
-            decision = await self._decide(tool_input)
+            decision = await self._decide(arguments)
         except Exception as exc:  # fail closed even where on_failure is not "block"
             return _hook_answer("deny", render.error(f"shellgate failed ({exc}); not run"))
         if decision.effect == "deny":
             return _hook_answer("deny", decision.text or render.error(decision.reason))
         if not decision.needs_approval:
-            refused = self.gate.handoff(
-                "bash", _bash_arguments(tool_input), decision=decision, **self._owner
-            )
+            refused = self.gate.handoff("bash", arguments, decision=decision, **self._owner)
             if refused is not None:
                 return _hook_answer("deny", refused.text)
             return _hook_answer("allow", _why(decision))
+        if decision.verdict is not None and decision.verdict.require_sandbox:
+            # Claude Code would run it on the host after its own prompt: refused now,
+            # as gate.handoff refuses an allow of that kind.
+            why = ("the policy requires this command to run in shellgate's sandbox, "
+                   "not the host's")
+            self.gate.audit.append({"type": "result", "call_id": decision.id, "is_error": True,
+                                    "outcome": "denied", "error": why})
+            return _hook_answer("deny", render.error(f"not run: {why}"))
         use_id = tool_use_id or hook_input.get("tool_use_id")
         if isinstance(use_id, str) and use_id:
-            self._held[use_id] = decision
+            self._held[use_id] = (decision, arguments)
             while len(self._held) > MAX_HELD:
                 self._held.popitem(last=False)
         return _hook_answer("ask", decision.question or _why(decision))

@@ -194,6 +194,7 @@ class GatedTool(BaseTool):
     gate: Gate = Field(exclude=True)
     command: str | Extract = "command"
     describe: str | Extract | None = None
+    workdir: str | Extract | None = None
     subject: str | None = None
     tenant: str | None = None
     session: str | None = None
@@ -210,6 +211,11 @@ class GatedTool(BaseTool):
     def _command(self, arguments: Mapping[str, Any]) -> object:
         return self.command(arguments) if callable(self.command) else arguments.get(self.command)
 
+    def _workdir(self, arguments: Mapping[str, Any]) -> object:
+        if self.workdir is None:
+            return None
+        return self.workdir(arguments) if callable(self.workdir) else arguments.get(self.workdir)
+
     def _bash_arguments(self, arguments: object) -> dict[str, str]:
         """The command (and a description) the gate decides, from the wrapped tool's input.
 
@@ -217,6 +223,7 @@ class GatedTool(BaseTool):
         tool's own ``args_schema`` makes of them: a schema that rewrites it
         (a validator, a default) would run something the gate did not decide.
         """
+        workdir: object = None
         if isinstance(arguments, str):  # a single-input tool invoked with its one string
             command: object = arguments
             arguments = {}
@@ -224,6 +231,7 @@ class GatedTool(BaseTool):
             raise ShellgateError(f"arguments are a {type(arguments).__name__}, not an object")
         else:
             command = self._command(arguments)
+            workdir = self._workdir(arguments)
             schema = self.tool.args_schema
             if isinstance(schema, type) and issubclass(schema, BaseModel):
                 try:
@@ -234,6 +242,13 @@ class GatedTool(BaseTool):
                     raise ShellgateError(
                         f"the tool's args_schema changes the command {self.command!r}, "
                         "so what would run is not what the gate decided"
+                    )
+                given = workdir
+                workdir = self._workdir(parsed)
+                if given is not None and workdir != given:
+                    raise ShellgateError(
+                        f"the tool's args_schema changes the working directory "
+                        f"{self.workdir!r}, so it would run where the gate did not decide"
                     )
         if not isinstance(command, str):
             raise ShellgateError(
@@ -248,7 +263,15 @@ class GatedTool(BaseTool):
             description = given
         else:
             description = f"{self.tool.name} (LangChain tool)"
-        return {"command": command, "description": str(description)}
+        out = {"command": command, "description": str(description)}
+        if workdir is not None:
+            if not isinstance(workdir, str):
+                raise ShellgateError(
+                    f"the working directory {self.workdir!r} is a {type(workdir).__name__}, "
+                    "not a string"
+                )
+            out["workdir"] = workdir  # relative: to the gate's workspace
+        return out
 
     async def ainvoke(self, input: ToolInput, config: Any = None, **kwargs: Any) -> Any:
         call = _tool_call(input)
@@ -338,6 +361,7 @@ def gated(
     *,
     command: str | Extract = "command",
     description: str | Extract | None = None,
+    workdir: str | Extract | None = None,
     subject: str | None = None,
     tenant: str | None = None,
     session: str | None = None,
@@ -348,7 +372,10 @@ def gated(
     building it from the arguments (``lambda a: "\\n".join(a["commands"])``);
     a command that is not a string is refused, never run. ``description`` is
     the same for the audit log's description (default: the call's own
-    ``description`` argument, else the tool's name).
+    ``description`` argument, else the tool's name). ``workdir`` names the
+    argument (or builds the value) holding the directory the tool runs the
+    command in, so the gate decides it there; without it the gate decides as if
+    in its ``[executor] workspace``.
     """
     return GatedTool(
         name=tool.name,
@@ -361,6 +388,7 @@ def gated(
         gate=gate,
         command=command,
         describe=description,
+        workdir=workdir,
         subject=subject,
         tenant=tenant,
         session=session,

@@ -177,23 +177,30 @@ class BashCall:
         claimed = self.decision if self.decision is not None else None
         if claimed is None and self.approval is not None:
             claimed = _approval_decision_id(self.approval)
-        if claimed:
-            self.call_id = claimed[:64]
         owner = (self.owner.subject, self.owner.tenant, self.owner.session)
         try:
             pending, approval = self.gate.seal.redeem(
                 claimed or "", self.approval, digest=bash_digest(args), owner=owner
             )
+            if claimed:  # a decision this gate made: the records join it
+                self.call_id = claimed[:64]
             d = pending.decided
             assert isinstance(d, Decided)
             needs = d.verdict.effect == "ask" or d.escalation is not None
             if needs and approval is None:
                 raise ApprovalRefused(
-                    f"decision {claimed} needs a person's approval, and none was given"
+                    f"decision {claimed} needs a person's approval, and none was given",
+                    known=True,
                 )
         except ApprovalRefused as exc:
+            extra: dict[str, object] = {}
+            if exc.known and claimed:
+                self.call_id = claimed[:64]
+            elif claimed:  # forged or unknown: its own call_id, the claim beside it
+                extra["claimed_decision"] = claimed[:64]
             self._audit(
-                "approval", via="approval", answer="deny", message=str(exc), approver="shellgate"
+                "approval", via="approval", answer="deny", message=str(exc), approver="shellgate",
+                **extra,
             )
             self._audit("result", is_error=True, outcome="not approved")
             return self._result(render.approval_refused(str(exc)), True, "not approved")

@@ -53,6 +53,10 @@ ARGUMENTS = ("pattern", "decision", "justification", "match", "not_match")
 MAX_DERIVED = 8
 
 
+#: Calls that define no decision (``host_executable`` names paths for a command).
+HARMLESS_CALLS = ("host_executable", "load")
+
+
 def read(file: Path, text: str) -> Imported:
     out = Imported("codex", file)
     try:
@@ -60,23 +64,51 @@ def read(file: Path, text: str) -> Imported:
     except SyntaxError as exc:
         raise SourceError(f"not a rules file this reader understands: {exc.msg}",
                           exc.lineno) from None
+    unread: list[int] = []  # lines that may define a prompt or forbidden rule
     for stmt in module.body:
         call = stmt.value if isinstance(stmt, ast.Expr) else None
         name = (call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
                 else None)
         if name == "prefix_rule":
             assert isinstance(call, ast.Call)
-            _prefix_rule(call, out)
+            if not _prefix_rule(call, out):
+                unread.append(stmt.lineno)
         elif name is not None:
             out.warn(stmt.lineno, f"{name}(…) is not imported: only prefix_rule is a command "
                      "rule shellgate can express")
+            if name not in HARMLESS_CALLS:
+                unread.append(stmt.lineno)
         else:
             out.warn(stmt.lineno, "not a prefix_rule(…) call with literal arguments: not read "
                      "(shellgate never runs a rules file), so any rule it defines is not "
                      "imported")
+            if _may_add_rules(stmt):
+                unread.append(stmt.lineno)
+    if unread:
+        _no_allows(out, unread)
     if not any(r.shell for r in out.rules):
         out.warn(None, "no prefix_rule in this file")
     return out
+
+
+def _may_add_rules(stmt: ast.stmt) -> bool:
+    """Whether running ``stmt`` could register a rule: it calls something (a def does not)."""
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return False
+    return any(isinstance(node, ast.Call) for node in ast.walk(stmt))
+
+
+def _no_allows(out: Imported, unread: list[int]) -> None:
+    """Codex takes the strictest matching rule: a prompt or forbidden rule this reader
+    could not read may refuse what a written allow would let through, so none is."""
+    where = ", ".join(str(line) for line in unread)
+    for rule in out.rules:
+        if rule.shell and rule.write and rule.effect == "allow":
+            rule.write = False
+            rule.why_not = (f"the file has rules that cannot be read (line {where}) and may "
+                            "forbid or prompt for what this allows")
+            out.warn(rule.line, f"allow not imported: {rule.why_not}; Codex's strictest-wins "
+                     "would refuse those commands, this allow alone would let them through")
 
 
 def _arguments(call: ast.Call, out: Imported) -> dict[str, Any] | None:
@@ -142,14 +174,25 @@ def _patterns(alts: list[tuple[str, ...]]) -> tuple[str, ...]:
     return ("re:" + source + "(?: .*)?",)
 
 
-def _prefix_rule(call: ast.Call, out: Imported) -> None:
+def _literal_allow(call: ast.Call) -> bool:
+    """Whether a prefix_rule's decision is ``allow``, literally or by default."""
+    for keyword in call.keywords:
+        if keyword.arg == "decision":
+            return isinstance(keyword.value, ast.Constant) and keyword.value.value == "allow"
+        if keyword.arg is None:  # **kwargs may carry any decision
+            return False
+    return True
+
+
+def _prefix_rule(call: ast.Call, out: Imported) -> bool:
+    """Read one prefix_rule; ``False`` when it is unread and may prompt or forbid."""
     line = call.lineno
     args = _arguments(call, out)
     if args is None:
         out.rules.append(SourceRule(line, "prefix_rule(…)", "deny", lambda _a: False,
                                     write=False, why_not="arguments are not literals",
                                     shell=False))
-        return
+        return _literal_allow(call)
     if "pattern" not in args:
         raise SourceError("prefix_rule needs a pattern", line)
     alts = _alternatives(args["pattern"], line)
@@ -189,6 +232,7 @@ def _prefix_rule(call: ast.Call, out: Imported) -> None:
                 raise SourceError(f"{key} example {example!r} {verb} the rule's pattern (Codex "
                                   "refuses this file too)", line)
             out.examples.append(Example(line, argv, f"{key} example of line {line}"))
+    return True
 
 
 __all__ = ["DECISIONS", "read"]

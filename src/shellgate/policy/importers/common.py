@@ -151,9 +151,19 @@ def command_line(argv: Sequence[str]) -> str:
     return shlex.join(argv)
 
 
+def one_line(text: str) -> str:
+    """``text`` with every line break the policy loader reads lines at made a space.
+
+    The loader splits ``policy.csv`` with :meth:`str.splitlines`, which also breaks at
+    ``\\u2028``, ``\\x85``, ``\\x0b`` and the like: source text quoted in a comment
+    or a field must not end that line, or the rest of it would be read as a row.
+    """
+    return " ".join(text.splitlines()) if text else text
+
+
 def csv_field(text: str) -> str:
     """One ``policy.csv`` field, double-quoted when it holds a comma or a quote."""
-    text = " ".join(text.split()) if "\n" in text or "\r" in text else text
+    text = " ".join(text.split()) if one_line(text) != text else text
     if any(c in text for c in ',"') or text != text.strip():
         return '"' + text.replace('"', '""') + '"'
     return text
@@ -171,6 +181,7 @@ __all__ = [
     "csv_field",
     "has_space",
     "literal_regex",
+    "one_line",
     "prefix_matcher",
     "words_pattern",
 ]

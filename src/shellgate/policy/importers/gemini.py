@@ -80,6 +80,7 @@ def read(file: Path, text: str) -> Imported:
     for index, (raw, line) in enumerate(zip(rules, _headers(text, "rule", len(rules)),
                                             strict=True), start=1):
         out.rules.append(_rule(raw, line, index, out))
+    _under_dropped(out)
     _precedence_warnings(out)
     if not any(r.shell for r in out.rules):
         out.warn(None, "no run_shell_command rule in this file")
@@ -259,6 +260,32 @@ def _overlap(a: SourceRule, b: SourceRule) -> str:
             if x.startswith(y) or y.startswith(x):
                 return "yes"
     return answer
+
+
+def _under_dropped(out: Imported) -> None:
+    """Do not write a rule that a stricter rule the import could not write overrides.
+
+    In Gemini CLI a higher-priority deny (or ask) decides every command it matches;
+    dropped, it leaves a lower-priority allow deciding them in shellgate, which
+    would then allow what the source refused. What a dropped rule matches is not
+    known (that is why it was dropped), so every less strict rule under it goes too.
+    """
+    rules = list(out.rules)
+    for i, high in enumerate(rules):
+        if not high.shell or high.write or high.effect == "allow":
+            continue
+        for j, low in enumerate(rules):
+            ahead = high.priority > low.priority or (high.priority == low.priority and i < j)
+            if (ahead and low.shell and low.write and low.patterns
+                    and STRICTNESS[low.effect] < STRICTNESS[high.effect]):
+                low.write = False
+                low.why_not = (f"the {high.effect} at {_where(high)} (priority {high.priority}) "
+                               "takes precedence over it in Gemini CLI and shellgate cannot "
+                               "express that rule")
+                out.warn(low.line, f"{'' if low.line else _where(low) + ': '}{low.effect} "
+                         f"(priority {low.priority}) is not imported: {low.why_not}, so "
+                         f"written alone this {low.effect} would let through what the source "
+                         "refuses")
 
 
 def _precedence_warnings(out: Imported) -> None:

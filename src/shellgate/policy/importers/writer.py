@@ -36,6 +36,7 @@ from shellgate.policy.importers.common import (
     SourceRule,
     command_line,
     csv_field,
+    one_line,
 )
 from shellgate.policy.loader import MODEL_FILE, POLICY_FILE, SHIPPED_MODEL
 from shellgate.policy.testrun import Case, read_cases, run_cases
@@ -73,9 +74,10 @@ def policy_text(imported: Imported) -> str:
     for rule in imported.rules:
         where = _where(imported, rule.line)
         if not rule.write or not rule.patterns:
-            lines.append(f"# not imported: {where}: {rule.label}: {rule.why_not}")
+            # The label and the reason quote the source: one line, or a row could follow.
+            lines.append(one_line(f"# not imported: {where}: {rule.label}: {rule.why_not}"))
             continue
-        lines.append(f"# {where}: {rule.label}")
+        lines.append(one_line(f"# {where}: {rule.label}"))
         for pattern in rule.patterns:
             fields = ["p", SUBJECT, "*", csv_field(pattern), rule.effect]
             if rule.reason:
