@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from shellgate.approval import PromptApprover, ask_with_timeout
-from shellgate.approval.prompt import MAX_ATTEMPTS, visible
+from shellgate.approval.prompt import MAX_ATTEMPTS
+from shellgate.approval.question import visible
 from shellgate.models import ApprovalAnswer
 from tests.approval.approval_helpers import call, request, seg, verdict
 

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from claude_agent_sdk import (
@@ -458,7 +458,7 @@ async def test_the_hook_does_not_hand_claude_code_an_ask_that_must_run_sandboxed
         hook_input = {"hook_event_name": "PreToolUse", "tool_name": "Bash",
                       "tool_input": {"command": "touch x"}, "tool_use_id": "toolu_sb"}
         said = await sg.pre_tool_use(hook_input, "toolu_sb", {"signal": None})  # type: ignore[arg-type]
-    out = said["hookSpecificOutput"]  # type: ignore[typeddict-item]
+    out = cast(dict[str, Any], said.get("hookSpecificOutput"))
     assert out["permissionDecision"] == "deny"
     assert "sandbox" in out["permissionDecisionReason"]
     assert records(tmp_path)[-1]["outcome"] == "denied"

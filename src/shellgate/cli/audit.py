@@ -109,7 +109,7 @@ def tail_command(
 def _text(value: object) -> Text:
     from rich.text import Text
 
-    from shellgate.approval.prompt import visible
+    from shellgate.approval.question import visible
 
     return Text(visible("" if value is None else str(value)))
 
