@@ -58,6 +58,10 @@ class GateDecision:
     expires_at: float = 0.0
     invalid: bool = False
     verdict: Verdict | None = None
+    #: It would run in shellgate's sandbox: the policy requires it, or the deployment
+    #: sandboxes every call. A host that runs commands itself cannot honour that, so
+    #: :meth:`Gate.handoff` refuses it.
+    sandboxed: bool = False
 
     @property
     def needs_approval(self) -> bool:
@@ -113,6 +117,7 @@ async def decide(gate: Gate, tool: str, arguments: object, owner: Owner) -> Gate
         escalation=d.escalation if verdict.effect != "deny" else None,
         expires_at=expires,
         verdict=verdict,
+        sandboxed=d.kind == "bwrap",
     )
     if verdict.effect == "deny":
         return dataclasses.replace(decision, text=render.policy_denied(verdict.decision))
@@ -202,10 +207,21 @@ def handoff(
         return gate._refused(tool, owner, arguments, str(exc))
     if isinstance(resumed, ToolResult):
         return resumed
-    if resumed.verdict.require_sandbox:  # a host-run command cannot honour it: refused
-        why = "the policy requires this command to run in shellgate's sandbox, not the host's"
+    if resumed.kind == "bwrap":  # a host-run command cannot honour it: refused
+        why = sandbox_refusal(resumed.verdict.require_sandbox)
         gate.audit.append({"type": "result", "call_id": bash.call_id, "is_error": True,
                            "outcome": "denied", "error": why})
         return ToolResult(render.error(f"not run: {why}"), True, "denied")
     gate.audit.append({"type": "handoff", "call_id": bash.call_id, "runner": "host"})
     return None
+
+
+def sandbox_refusal(by_policy: bool) -> str:
+    """Why a command that would run in shellgate's sandbox may not be run by the host."""
+    if by_policy:
+        return "the policy requires this command to run in shellgate's sandbox, not the host's"
+    return (
+        "this deployment runs every command in shellgate's sandbox ([executor] kind = "
+        "\"bwrap\"), and the host would run it outside; use a configuration with kind = "
+        "\"local\" for hosts that run commands themselves"
+    )

@@ -20,7 +20,7 @@ from shellgate.errors import ShellgateError
 from shellgate.gate import Gate
 from shellgate.hookspecs import hookimpl
 from shellgate.models import CallInfo, Decision
-from tests.conftest import ROOT, make_config
+from tests.conftest import ROOT, bwrap_works, make_config
 
 POLICY = """\
 p, agent, *, echo *, allow
@@ -430,3 +430,15 @@ async def test_a_forged_claim_is_not_written_under_the_real_decisions_call_id(
     [claim, end] = [r for r in recs if r["call_id"] != decision.id]
     assert (claim["type"], end["type"]) == ("approval", "result")
     assert claim["claimed_decision"].startswith(decision.id)
+
+
+@pytest.mark.skipif(not bwrap_works(), reason="bwrap is not installed")
+async def test_handoff_refuses_in_a_deployment_that_sandboxes_every_call(tmp_path: Path) -> None:
+    g = Gate(make_config(tmp_path, policy={"default": "ask"}, executor={"kind": "bwrap"}))
+    async with g:
+        decision = await g.decide("bash", touch_args())
+        assert decision.sandboxed
+        refused = g.handoff("bash", touch_args(), approval=g.approve(decision, "alice"))
+    assert refused is not None
+    assert refused.outcome == "denied"
+    assert 'kind = "local"' in refused.text

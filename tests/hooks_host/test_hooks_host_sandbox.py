@@ -103,3 +103,19 @@ def test_gemini_cli_is_refused_a_command_that_must_run_sandboxed(conf: Path,
 def test_a_command_without_the_requirement_is_answered_as_before(conf: Path) -> None:
     said = hook("claude-code", conf, "git status")["hookSpecificOutput"]
     assert said["permissionDecision"] == "allow"
+
+
+@pytest.mark.parametrize("host", ["claude-code", "gemini-cli"])
+def test_a_configuration_that_sandboxes_every_call_is_refused_to_hosts(
+    conf: Path, host: str
+) -> None:
+    """``[executor] kind = "bwrap"``: policies written for it assume the sandbox, which
+    a host running the command itself does not give; every allow is refused, saying why."""
+    conf.write_text(conf.read_text().replace('[executor]\n', '[executor]\nkind = "bwrap"\n'))
+    said = hook(host, conf, "git status")
+    answer = said["hookSpecificOutput"] if host == "claude-code" else said
+    assert answer.get("permissionDecision", answer.get("decision")) == "deny"
+    why = str(answer.get("permissionDecisionReason", answer.get("reason")))
+    assert 'kind = "local"' in why
+    [record] = [json.loads(x) for x in (conf.parent / "audit.jsonl").read_text().splitlines()]
+    assert (record["decision"], record["require_sandbox"]) == ("deny", True)

@@ -111,13 +111,19 @@ def _decide(host: Host, call: ShellCall, config: str | None) -> tuple[str, str]:
         decider.close()
     top = verdict.decision
     effect, reason = top.effect, top.reason
-    if verdict.require_sandbox and effect != "deny":
+    sandboxed = verdict.require_sandbox or cfg.executor.kind == "bwrap"
+    if sandboxed and effect != "deny":
         # The host runs the command, outside shellgate's sandbox: a decision that
         # holds only under it cannot be honoured (gate.handoff refuses it too).
         effect = "deny"
-        reason = (f"the policy {top.effect}s this command only inside shellgate's sandbox "
-                  f"({top.reason}), and the host would run it outside; run it through "
-                  "shellgate (MCP server or shellgate run)")
+        if verdict.require_sandbox:
+            reason = (f"the policy {top.effect}s this command only inside shellgate's sandbox "
+                      f"({top.reason}), and the host would run it outside; run it through "
+                      "shellgate (MCP server or shellgate run)")
+        else:
+            reason = ("this configuration runs every command in shellgate's sandbox "
+                      "([executor] kind = \"bwrap\"), and the host would run it outside; "
+                      "give the hook a configuration with kind = \"local\"")
     with AuditLog(cfg.audit.path, fsync=cfg.audit.fsync) as audit:
         audit.append(
             {
@@ -137,7 +143,7 @@ def _decide(host: Host, call: ShellCall, config: str | None) -> tuple[str, str]:
                 "rule": top.rule,
                 "segments": verdict.segment_records(),
                 # Only when set: why an allowed command was answered deny.
-                **({"require_sandbox": True} if verdict.require_sandbox else {}),
+                **({"require_sandbox": True} if sandboxed else {}),
             }
         )
     return effect, reason_text(effect, reason, top.layer, top.rule)

@@ -53,7 +53,7 @@ from shellgate.approval.base import call_in_daemon_thread
 from shellgate.approval.sealed import Approval
 from shellgate.errors import ShellgateError
 from shellgate.gate import Gate
-from shellgate.resume import GateDecision
+from shellgate.resume import GateDecision, sandbox_refusal
 from shellgate.tools import render
 
 __all__ = ["ClaudePermissions", "PersonAnswer", "can_use_tool", "pre_tool_use_hook"]
@@ -260,11 +260,10 @@ class ClaudePermissions:
             if refused is not None:
                 return _hook_answer("deny", refused.text)
             return _hook_answer("allow", _why(decision))
-        if decision.verdict is not None and decision.verdict.require_sandbox:
+        if decision.sandboxed:
             # Claude Code would run it on the host after its own prompt: refused now,
             # as gate.handoff refuses an allow of that kind.
-            why = ("the policy requires this command to run in shellgate's sandbox, "
-                   "not the host's")
+            why = sandbox_refusal(decision.verdict is not None and decision.verdict.require_sandbox)
             self.gate.audit.append({"type": "result", "call_id": decision.id, "is_error": True,
                                     "outcome": "denied", "error": why})
             return _hook_answer("deny", render.error(f"not run: {why}"))

@@ -55,6 +55,7 @@ from shellgate.integrations._pydantic_ai_keeper import (
     forget,
     token_of,
 )
+from shellgate.resume import sandbox_refusal
 from shellgate.tools import render
 
 if TYPE_CHECKING:
@@ -269,13 +270,9 @@ class GatedToolset(WrapperToolset[AgentDepsT]):
         decision = await keeper.decide(gate_args)
         if decision.effect == "deny":
             keeper.refuse(decision.text or render.error(decision.reason))
-        if decision.verdict is not None and decision.verdict.require_sandbox:
-            keeper.refuse(
-                render.error(
-                    f"{name} runs the command outside shellgate's sandbox, and this command may "
-                    f"only run inside it ({decision.reason}); it was not run"
-                )
-            )
+        if decision.sandboxed:
+            by_policy = decision.verdict is not None and decision.verdict.require_sandbox
+            keeper.refuse(render.error(f"{name} was not run: {sandbox_refusal(by_policy)}"))
         if decision.needs_approval:
             keeper.pause(decision, ctx, name, tool_args, gate_args)
         keeper.handoff(name, tool_args, gate_args, ctx, decision=decision)  # spent, on the record
