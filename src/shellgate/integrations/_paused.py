@@ -6,7 +6,9 @@ keeps here, per paused call, the gate's decision (to hand to ``gate.approve``
 with the person's name) and the exact call the framework will run on resume.
 
 No framework is imported here: this is plain bookkeeping, bounded and expiring
-like the gate's own table of decisions.
+like the gate's own table of decisions. :class:`Kept` is that table for every
+adapter (pydantic-ai's paused calls, LangChain's paused tools, the Claude hook's
+held asks).
 """
 
 from __future__ import annotations
@@ -14,12 +16,15 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from shellgate.resume import GateDecision
+
+V = TypeVar("V")
 
 #: Paused calls kept at once per adapter (the gate keeps at most as many decisions).
 MAX_PAUSED = 4096
@@ -45,45 +50,62 @@ class Paused:
     gate_arguments: dict[str, object]  # what the gate decided (its own ``bash`` arguments)
 
 
-class PausedCalls:
-    """Paused calls by decision id: bounded, expiring with their decision, taken once."""
+class Kept(Generic[V]):
+    """Values kept by key for a later look: bounded (the oldest goes first), expiring,
+    each taken once. Every adapter keeps its paused or held calls in one of these."""
 
-    def __init__(self, limit: int = MAX_PAUSED) -> None:
-        self._calls: dict[str, Paused] = {}
+    def __init__(self, expires: Callable[[V], float], limit: int) -> None:
+        self._values: dict[str, V] = {}
+        self._expires = expires
         self._limit = limit
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
-        return len(self._calls)
+        return len(self._values)
 
-    def add(self, paused: Paused) -> None:
+    def put(self, key: str, value: V) -> None:
         with self._lock:
             self._prune()
-            self._calls[paused.decision.id] = paused
-            while len(self._calls) > self._limit:  # the oldest goes: the gate forgets it too
-                del self._calls[next(iter(self._calls))]
+            self._values.pop(key, None)
+            self._values[key] = value
+            while len(self._values) > self._limit:  # the oldest goes: decide it again
+                del self._values[next(iter(self._values))]
 
-    def get(self, decision_id: str) -> Paused | None:
+    def get(self, key: str) -> V | None:
         with self._lock:
             self._prune()
-            return self._calls.get(decision_id)
+            return self._values.get(key)
 
-    def take(self, decision_id: str) -> Paused | None:
-        """Remove and return it: whoever takes a paused call is its only user."""
+    def take(self, key: str) -> V | None:
+        """Remove and return it: whoever takes a kept value is its only user."""
         with self._lock:
             self._prune()
-            return self._calls.pop(decision_id, None)
+            return self._values.pop(key, None)
 
-    def take_call(self, call_id: str, tool: str, arguments: str) -> Paused | None:
-        """The paused call with this framework call id, tool and arguments, if any (taken)."""
+    def take_first(self, match: Callable[[V], bool]) -> V | None:
         with self._lock:
             self._prune()
-            for key, paused in self._calls.items():
-                if (paused.call_id, paused.tool, paused.arguments) == (call_id, tool, arguments):
-                    return self._calls.pop(key)
+            for key, value in self._values.items():
+                if match(value):
+                    return self._values.pop(key)
         return None
 
     def _prune(self) -> None:
         now = time.time()
-        for key in [k for k, p in self._calls.items() if p.decision.expires_at <= now]:
-            del self._calls[key]
+        for key in [k for k, v in self._values.items() if self._expires(v) <= now]:
+            del self._values[key]
+
+
+class PausedCalls(Kept[Paused]):
+    """Paused calls by decision id: bounded, expiring with their decision, taken once."""
+
+    def __init__(self, limit: int = MAX_PAUSED) -> None:
+        super().__init__(lambda paused: paused.decision.expires_at, limit)
+
+    def add(self, paused: Paused) -> None:
+        self.put(paused.decision.id, paused)
+
+    def take_call(self, call_id: str, tool: str, arguments: str) -> Paused | None:
+        """The paused call with this framework call id, tool and arguments, if any (taken)."""
+        wanted = (call_id, tool, arguments)
+        return self.take_first(lambda p: (p.call_id, p.tool, p.arguments) == wanted)

@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -53,6 +51,7 @@ from shellgate.approval.base import call_in_daemon_thread
 from shellgate.approval.sealed import Approval
 from shellgate.errors import ShellgateError
 from shellgate.gate import Gate
+from shellgate.integrations._paused import Kept
 from shellgate.resume import GateDecision, sandbox_refusal
 from shellgate.tools import render
 
@@ -129,7 +128,9 @@ class ClaudePermissions:
         self.cwd = cwd
         self._owner: dict[str, Any] = {"subject": subject, "tenant": tenant, "session": session}
         # tool_use_id -> the hook's ask decision and the gate arguments it was made for
-        self._held: OrderedDict[str, tuple[GateDecision, dict[str, object]]] = OrderedDict()
+        self._held: Kept[tuple[GateDecision, dict[str, object]]] = Kept(
+            lambda held: held[0].expires_at, MAX_HELD
+        )
 
     async def _decide(self, arguments: dict[str, object]) -> GateDecision:
         return await self.gate.decide("bash", arguments, **self._owner)
@@ -165,8 +166,8 @@ class ClaudePermissions:
         self, tool_use_id: str | None, tool_input: Mapping[str, Any]
     ) -> tuple[GateDecision, dict[str, object]] | None:
         """The hook's ``ask`` decision for this very call, if the hook made one."""
-        held = self._held.pop(tool_use_id, None) if tool_use_id else None
-        if held is None or held[0].expires_at <= time.time():
+        held = self._held.take(tool_use_id) if tool_use_id else None
+        if held is None:
             return None
         if held[1].get("command") != tool_input.get("command"):
             return None  # the input changed since the hook saw it: decide again
@@ -269,9 +270,7 @@ class ClaudePermissions:
             return _hook_answer("deny", render.error(f"not run: {why}"))
         use_id = tool_use_id or hook_input.get("tool_use_id")
         if isinstance(use_id, str) and use_id:
-            self._held[use_id] = (decision, arguments)
-            while len(self._held) > MAX_HELD:
-                self._held.popitem(last=False)
+            self._held.put(use_id, (decision, arguments))
         return _hook_answer("ask", decision.question or _why(decision))
 
     def hook_matcher(

@@ -20,7 +20,6 @@ interrupt itself (docs/integrations.md).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -37,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from shellgate.approval.sealed import Approval
 from shellgate.errors import ShellgateError
 from shellgate.gate import Gate
+from shellgate.integrations._paused import Kept
 from shellgate.resume import GateDecision
 from shellgate.tools import render
 from shellgate.tools.schemas import TOOLS, input_schema
@@ -198,8 +198,8 @@ class GatedTool(BaseTool):
     subject: str | None = None
     tenant: str | None = None
     session: str | None = None
-    _paused: OrderedDict[str, tuple[GateDecision, dict[str, Any]]] = PrivateAttr(
-        default_factory=OrderedDict
+    _paused: Kept[tuple[GateDecision, dict[str, Any]]] = PrivateAttr(
+        default_factory=lambda: Kept(lambda paused: paused[0].expires_at, MAX_PAUSED)
     )
 
     def _run(self, *args: Any, **kwargs: Any) -> Any:
@@ -289,9 +289,7 @@ class GatedTool(BaseTool):
             return _reply(call, self.name, decision.text or render.error(decision.reason),
                           error=True)
         if decision.needs_approval:
-            self._paused[decision.id] = (decision, _snapshot(arguments))
-            while len(self._paused) > MAX_PAUSED:
-                self._paused.popitem(last=False)
+            self._paused.put(decision.id, (decision, _snapshot(arguments)))
             raise ApprovalRequired(self, decision, _snapshot(arguments), call)
         refused = self.gate.handoff("bash", bash, decision=decision, **owner)  # spent, recorded
         if refused is not None:
@@ -314,7 +312,7 @@ class GatedTool(BaseTool):
         except Exception as exc:  # fail closed: what we cannot read, we do not run
             why = str(exc) if isinstance(exc, ShellgateError) else f"{type(exc).__name__}: {exc}"
             return _reply(tool_call, self.name, render.error(f"not run: {why}"), error=True)
-        sent = self._paused.pop(_decision_id(approval), None)
+        sent = self._paused.take(_decision_id(approval))
         if sent is not None and _snapshot(arguments) != sent[1]:
             # The wrapped tool's other arguments changed since the pause (the gate decided
             # on the command): presented as a changed call, the approval is refused, spent
