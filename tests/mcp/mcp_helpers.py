@@ -22,10 +22,12 @@ from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+import mcp_types as types
 from mcp.client.client import Client
-from mcp.client.session import ClientSession, ElicitationFnT
+from mcp.client.session import ClientRequestContext, ClientSession, ElicitationFnT
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from shellgate.mcp_ask import APPROVAL_INPUT
 from shellgate.policy.loader import SHIPPED_MODEL
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -268,3 +270,44 @@ def start_call(server: RawServer, request_id: int, command: str) -> None:
 def audit_records(tmp_path: Path) -> list[dict[str, Any]]:
     path = tmp_path / "audit.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+# -- asking the user ----------------------------------------------------------------
+
+ACCEPT: types.InputResponses = {APPROVAL_INPUT: types.ElicitResult(action="accept", content={})}
+DECLINE: types.InputResponses = {APPROVAL_INPUT: types.ElicitResult(action="decline")}
+
+
+class ScriptedUser:
+    """An elicitation callback answering from a script, keeping every question."""
+
+    def __init__(self, *actions: str) -> None:
+        self.actions = list(actions)
+        self.questions: list[types.ElicitRequestParams] = []
+
+    async def __call__(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        self.questions.append(params)
+        action: Any = self.actions.pop(0)
+        return types.ElicitResult(action=action, content={} if action == "accept" else None)
+
+
+def touch(name: str) -> dict[str, str]:
+    return {"command": f"touch {name}", "description": f"create {name}"}
+
+
+async def answer(
+    client: Client,
+    arguments: dict[str, str],
+    asked: types.InputRequiredResult,
+    responses: types.InputResponses = ACCEPT,
+) -> types.CallToolResult | types.InputRequiredResult:
+    """The client's retry of an ``input_required`` bash call, with the user's answer."""
+    return await client.session.call_tool(
+        "bash",
+        arguments,
+        input_responses=responses,
+        request_state=asked.request_state,
+        allow_input_required=True,
+    )

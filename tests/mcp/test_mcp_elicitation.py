@@ -3,39 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import mcp_types as types
-from mcp.client.session import ClientRequestContext
 
 from shellgate.mcp_server import CANCELLED, DECLINED, NO_ELICITATION
 from tests.mcp.mcp_helpers import (
     RawServer,
+    ScriptedUser,
     audit_records,
     call_text,
     connect,
     text_of,
+    touch,
     write_config,
 )
-
-
-class ScriptedUser:
-    """An elicitation callback that answers from a script and records every question."""
-
-    def __init__(self, *actions: str) -> None:
-        self.actions = list(actions)
-        self.questions: list[types.ElicitRequestParams] = []
-
-    async def __call__(
-        self, context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult:
-        self.questions.append(params)
-        action: Any = self.actions.pop(0)
-        return types.ElicitResult(action=action, content={} if action == "accept" else None)
-
-
-def touch(name: str) -> dict[str, str]:
-    return {"command": f"touch {name}", "description": f"create {name}"}
 
 
 async def test_accept_runs_once_and_decline_or_cancel_deny_with_guidance(tmp_path: Path) -> None:

@@ -16,35 +16,23 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
-from mcp.client.session import ClientRequestContext
 
 from shellgate.config import load_config
 from shellgate.gate import Gate
 from shellgate.mcp_ask import APPROVAL_INPUT, CANCELLED, DECLINED, NO_ELICITATION, ModernAsk
-from tests.mcp.mcp_helpers import audit_records, connect_modern, text_of, write_config
+from tests.mcp.mcp_helpers import (
+    ACCEPT,
+    DECLINE,
+    ScriptedUser,
+    answer,
+    audit_records,
+    connect_modern,
+    text_of,
+    touch,
+    write_config,
+)
 
 MODERN = "2026-07-28"
-ACCEPT: types.InputResponses = {APPROVAL_INPUT: types.ElicitResult(action="accept", content={})}
-DECLINE: types.InputResponses = {APPROVAL_INPUT: types.ElicitResult(action="decline")}
-
-
-class ScriptedUser:
-    """An elicitation callback answering from a script, keeping every question."""
-
-    def __init__(self, *actions: str) -> None:
-        self.actions = list(actions)
-        self.questions: list[types.ElicitRequestParams] = []
-
-    async def __call__(
-        self, context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult:
-        self.questions.append(params)
-        action: Any = self.actions.pop(0)
-        return types.ElicitResult(action=action, content={} if action == "accept" else None)
-
-
-def touch(name: str) -> dict[str, str]:
-    return {"command": f"touch {name}", "description": f"create {name}"}
 
 
 def by_call(tmp_path: Path, call_id: str) -> list[dict[str, Any]]:
@@ -218,13 +206,7 @@ async def test_a_state_from_another_server_process_is_refused(tmp_path: Path) ->
         first = await client.session.call_tool("bash", touch("p.txt"), allow_input_required=True)
         assert isinstance(first, types.InputRequiredResult)
     async with connect_modern(config, elicitation=ScriptedUser()) as client:  # restarted
-        result = await client.session.call_tool(
-            "bash",
-            touch("p.txt"),
-            input_responses=ACCEPT,
-            request_state=first.request_state,
-            allow_input_required=True,
-        )
+        result = await answer(client, touch("p.txt"), first)
     assert isinstance(result, types.CallToolResult)
     assert result.is_error
     assert "was not issued by this server or was altered" in text_of(result)
@@ -241,13 +223,7 @@ async def test_an_answer_after_the_approval_timeout_is_refused(tmp_path: Path) -
         asked = time.monotonic()
         await asyncio.sleep(2.0)  # the person takes 10x the deadline to answer
         assert time.monotonic() - asked >= 2.0
-        result = await client.session.call_tool(
-            "bash",
-            touch("late.txt"),
-            input_responses=ACCEPT,
-            request_state=first.request_state,
-            allow_input_required=True,
-        )
+        result = await answer(client, touch("late.txt"), first)
     assert isinstance(result, types.CallToolResult)
     assert result.is_error
     assert "came after the approval deadline" in text_of(result)

@@ -12,11 +12,8 @@ from mcp.client.session import ElicitationFnT
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from shellgate.mcp_ask import APPROVAL_INPUT
-from tests.mcp.test_mcp_modern import ScriptedUser, touch
+from tests.mcp.mcp_helpers import ScriptedUser, answer, touch
 from tests.mcp_http.http_helpers import ALICE, BOB, HttpServer, audit_records, text_of, write_setup
-
-ACCEPT: types.InputResponses = {APPROVAL_INPUT: types.ElicitResult(action="accept", content={})}
 
 
 @asynccontextmanager
@@ -46,13 +43,7 @@ async def test_modern_ask_over_http_is_per_principal(tmp_path: Path) -> None:
         assert (text_of(ran), ran.is_error) == ("(no output)", False)
         assert isinstance(first, types.InputRequiredResult)
         async with connect_modern(server.url, BOB, elicitation=ScriptedUser()) as bob:
-            stolen = await bob.session.call_tool(
-                "bash",
-                touch("b.txt"),
-                input_responses=ACCEPT,
-                request_state=first.request_state,
-                allow_input_required=True,
-            )
+            stolen = await answer(bob, touch("b.txt"), first)
     assert isinstance(stolen, types.CallToolResult)
     assert stolen.is_error
     assert "was issued to another principal or session" in text_of(stolen)
