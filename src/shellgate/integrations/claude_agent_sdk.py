@@ -28,7 +28,7 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 try:
     from claude_agent_sdk import (
@@ -51,6 +51,7 @@ from shellgate.approval.base import call_in_daemon_thread
 from shellgate.approval.sealed import Approval
 from shellgate.errors import ShellgateError
 from shellgate.gate import Gate
+from shellgate.hooks_host.hosts import CLAUDE_CODE, answer
 from shellgate.integrations._paused import Kept
 from shellgate.resume import GateDecision, sandbox_refusal
 from shellgate.tools import render
@@ -283,13 +284,8 @@ class ClaudePermissions:
 
 
 def _hook_answer(decision: Literal["allow", "deny", "ask"], reason: str) -> HookJSONOutput:
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": decision,
-            "permissionDecisionReason": reason,
-        }
-    }
+    """Claude Code's PreToolUse answer, shaped where ``shellgate hook claude-code`` shapes it."""
+    return cast("HookJSONOutput", answer(CLAUDE_CODE, decision, reason))
 
 
 def can_use_tool(gate: Gate, **options: Any) -> CanUseTool:
