@@ -6,7 +6,9 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.shellgate-installed
-APT_PACKAGES := bubblewrap libcap-dev libseccomp2 gcc libc6-dev util-linux
+# postgresql: the fleet stores' tests start a throwaway cluster (initdb + pg_ctl);
+# chromium: the console's browser tests (playwright drives it, never downloads one).
+APT_PACKAGES := bubblewrap libcap-dev libseccomp2 gcc libc6-dev util-linux postgresql chromium
 
 .PHONY: demo test lint typecheck pytest policies bench system clean
 

@@ -159,3 +159,31 @@ async def wait_until_async(predicate: Callable[[], bool], timeout_s: float = 10.
 
 def bwrap_works() -> bool:
     return shutil.which("bwrap") is not None
+
+
+# -- database stores (docs/fleet.md) ---------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Any]:
+    """One throwaway PostgreSQL cluster for the whole run (tests/pgcluster.py)."""
+    from tests.pgcluster import Cluster
+
+    with Cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def pg_url(pg_cluster: Any) -> str:
+    """A fresh, empty PostgreSQL database for one test."""
+    url: str = pg_cluster.create_database()
+    return url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The same test over both stores: a new SQLite file, then a new PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite://{tmp_path / 'store.db'}"
+    url: str = request.getfixturevalue("pg_cluster").create_database()
+    return url

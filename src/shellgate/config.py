@@ -27,7 +27,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
 
 from shellgate.errors import ConfigError
@@ -49,6 +56,21 @@ def packaged_policy_set(name: str = DEFAULT_POLICY_SET) -> Path | None:
         if (candidate / "policy.csv").is_file() and (candidate / "model.conf").is_file():
             return candidate
     return None
+
+
+def _check_store(value: object) -> object:
+    """``""`` is no store; anything else must be a store URL (checked, never opened)."""
+    if value == "" or value is None:
+        return None
+    if isinstance(value, str):
+        from shellgate.errors import StoreError
+        from shellgate.store.db import parse_url
+
+        try:
+            parse_url(value)
+        except StoreError as exc:
+            raise ValueError(str(exc)) from None
+    return value
 
 
 def _default_policy_paths() -> tuple[Path, ...]:
@@ -115,6 +137,18 @@ class PolicyConfig(_Section):
     max_segments: int = Field(64, gt=0)
     max_depth: int = Field(16, gt=0)
     max_syntax_nodes: int = Field(10_000, gt=0)  # bounds analysis time (~7 µs a node)
+    #: A database of policy sets (docs/fleet.md): ``sqlite:…`` or ``postgresql://…``.
+    store: str | None = None
+    #: The store's sets in force, in order (empty: every set in the store, by name).
+    store_sets: tuple[str, ...] = ()
+    #: How often a gate looks for a new policy where nothing notifies it (SQLite
+    #: stores, policy files; 0: only on SIGHUP); PostgreSQL also listens.
+    reload_poll_ms: int = Field(1000, ge=0)
+
+    @field_validator("store", mode="before")
+    @classmethod
+    def _store_url(cls, value: object) -> object:
+        return _check_store(value)
 
     @field_validator("default")
     @classmethod
@@ -125,23 +159,67 @@ class PolicyConfig(_Section):
 
 
 class ApprovalConfig(_Section):
-    mode: Literal["deny", "prompt", "allow"] = "deny"
+    mode: Literal["deny", "prompt", "allow", "queue"] = "deny"
     timeout_ms: int = Field(300_000, gt=0)
     allow_session: bool = False
     #: How long an approval given out of band (``gate.decide`` → ``gate.approve``)
     #: stays good for the call it covers.
     resume_ttl_ms: int = Field(3_600_000, gt=0)
+    #: ``mode = "queue"``: the database holding pending approvals (docs/fleet.md).
+    store: str | None = None
+
+    @field_validator("store", mode="before")
+    @classmethod
+    def _store_url(cls, value: object) -> object:
+        return _check_store(value)
+
+    @model_validator(mode="after")
+    def _queue_needs_store(self) -> ApprovalConfig:
+        if self.mode == "queue" and self.store is None:
+            raise ValueError("mode 'queue' needs [approval] store (sqlite:… or postgresql://…)")
+        return self
 
 
 class AuditConfig(_Section):
     path: Path | None = Path("shellgate-audit.jsonl")  # "" disables the file (None)
     fsync: bool = False  # also survive a kernel crash or power loss; one disk flush per record
+    #: A database instead of the file (docs/fleet.md): ``sqlite:…`` or ``postgresql://…``.
+    store: str | None = None
+    #: The chain's name in the store: one table holds many logs, each its own chain.
+    log: str = Field("default", min_length=1, max_length=200)
 
     @field_validator("path", mode="before")
     @classmethod
     def _empty_disables(cls, value: object) -> object:
         # Path("") is Path("."): the empty string must mean "no file", never the cwd.
         return None if value == "" else value
+
+    @field_validator("store", mode="before")
+    @classmethod
+    def _store_url(cls, value: object) -> object:
+        return _check_store(value)
+
+    @model_validator(mode="after")
+    def _one_destination(self) -> AuditConfig:
+        if self.store is not None and "path" in self.model_fields_set and self.path is not None:
+            raise ValueError("set either [audit] path or [audit] store, not both")
+        return self
+
+
+class ConsoleConfig(_Section):
+    """``shellgate serve``: the web console (docs/console.md)."""
+
+    listen: str = "127.0.0.1:8470"  # [HOST:]PORT
+    allow_remote: bool = False  # may it listen on a non-loopback address?
+    tokens_file: Path | None = None  # login tokens: "TOKEN PERSON" a line, mode 0600
+    session_ttl_ms: int = Field(8 * 3_600_000, gt=0)  # a login lasts this long
+
+
+class ObservabilityConfig(_Section):
+    """Logs, spans (docs/operations.md); metrics are the console's ``/metrics``."""
+
+    log_format: Literal["text", "json"] = "text"  # json: one object a line, with call_id
+    otel: bool = False  # an OpenTelemetry span per call (needs an SDK configured by the host)
 
 
 class McpConfig(_Section):
@@ -167,6 +245,8 @@ class Config(BaseModel):
     approval: ApprovalConfig = Field(default_factory=ApprovalConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
+    console: ConsoleConfig = Field(default_factory=ConsoleConfig)
+    observability: ObservabilityConfig = Field(default_factory=ObservabilityConfig)
 
     @property
     def default_policy(self) -> Path | None:
@@ -222,7 +302,7 @@ def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
 #: slash is against the file's directory. ``sandbox.deny_read`` and
 #: ``policy.protected_paths`` are not here: they name paths inside the workspace
 #: and are read against it where they are used (docs/sandbox.md).
-PATH_KEYS: dict[tuple[str, str], Literal["path", "paths", "program"]] = {
+PATH_KEYS: dict[tuple[str, str], Literal["path", "paths", "program", "store"]] = {
     ("executor", "workspace"): "path",
     ("executor", "shell"): "program",
     ("sandbox", "writable_roots"): "paths",
@@ -230,6 +310,11 @@ PATH_KEYS: dict[tuple[str, str], Literal["path", "paths", "program"]] = {
     ("policy", "paths"): "paths",
     ("audit", "path"): "path",
     ("mcp", "tokens_file"): "path",
+    ("console", "tokens_file"): "path",
+    # "store": a relative SQLite path (sqlite:rel.db) is against the file's directory
+    ("policy", "store"): "store",
+    ("audit", "store"): "store",
+    ("approval", "store"): "store",
 }
 
 
@@ -244,6 +329,11 @@ def _rebased(value: object, base: Path, kind: str, where: str, source: str) -> o
         raise ConfigError(f"{source}: invalid value for '{where}': empty path")
     if kind == "program" and "/" not in value:
         return value  # looked up on PATH
+    if kind == "store":
+        rest = value.removeprefix("sqlite:")
+        if rest == value or rest.startswith("/") or not rest:
+            return value  # PostgreSQL, an absolute SQLite path, or an error for parse_url
+        return f"sqlite://{base / Path(rest).expanduser()}"
     path = Path(value).expanduser()
     return str(path if path.is_absolute() else base / path)
 
@@ -332,7 +422,8 @@ def _describe(
             f"{source}: unknown key '{where}'", hint=_unknown_key_hint(loc, env_name)
         )
     value = first.get("input")
-    shown = f" (got {value!r})" if not isinstance(value, dict) else ""
+    # A store URL may carry a password: never echoed.
+    shown = f" (got {value!r})" if not isinstance(value, dict) and loc[-1:] != ("store",) else ""
     # pydantic prefixes a validator's own message with "Value error, ": not for people.
     msg = first["msg"].removeprefix("Value error, ")
     hint = None

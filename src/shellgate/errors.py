@@ -12,7 +12,8 @@ program and the CLI::
     ├── ExecutionError         infrastructure failure: spawn failed, workdir unusable
     │   └── SandboxUnavailable the sandbox cannot start; the command never runs unconfined
     ├── TaskError              unknown or foreign task id, task limit reached
-    └── AuditError             the audit log cannot be written or verified
+    ├── AuditError             the audit log cannot be written or verified
+    └── StoreError             a database store (SQLite, PostgreSQL) cannot be reached or used
 """
 
 from __future__ import annotations
@@ -61,4 +62,8 @@ class TaskError(ShellgateError):
 
 
 class AuditError(ShellgateError):
+    pass
+
+
+class StoreError(ShellgateError):
     pass
