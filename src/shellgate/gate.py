@@ -68,6 +68,8 @@ class Gate:
     ) -> None:
         self.config = config if config is not None else load_config()
         self.decider = Decider(self.config)
+        self.gate_id = secrets.token_hex(8)  # this gate's row in a policy store's sg_hosts
+        self.decider.watch(self.gate_id)  # live reload (docs/fleet.md); stopped by aclose
         self.approver: Approver = approver or make_approver(self.config.approval)
         self._queue = QueueNotices() if notices is None else None
         self.tasks = TaskRegistry(self.config.executor.max_tasks, notices or self._queue)  # type: ignore[arg-type]
@@ -142,13 +144,18 @@ class Gate:
             problems.append(f"audit log not reopened: {_describe(exc)}")
         try:
             decider = Decider(self.config)
+            if decider.policy_problem is not None:  # a store that cannot give a good policy
+                decider.close()
+                raise ShellgateError(decider.policy_problem)
             for name, plugin in self.decider.pm.list_name_plugin():
                 if decider.pm.get_plugin(name) is None:
                     decider.register(plugin, name=name)
         except Exception as exc:  # whatever a policy file or plugin raises: keep the old one
             problems.append(f"policy not reloaded, the last good one stays: {_describe(exc)}")
         else:
-            self.decider = decider
+            old, self.decider = self.decider, decider
+            old.stop_watching()  # its reload thread; calls already holding it still decide
+            decider.watch(self.gate_id)
         if problems:
             raise ShellgateError("; ".join(problems))
 

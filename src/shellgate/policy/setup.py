@@ -32,7 +32,11 @@ def register_layers(pm: pluggy.PluginManager, config: Config) -> None:
     pm.register(protected, name=protected.name)
     reads = ProtectedReadsLayer(config)
     pm.register(reads, name=reads.name)
-    rules = CasbinLayer(config.policy.paths)
+    pol = config.policy
+    # With a store and no explicit [policy] paths, the store alone: the packaged
+    # default set is not added (docs/fleet.md).
+    paths = () if pol.store is not None and config.default_policy is not None else pol.paths
+    rules = CasbinLayer(paths, store=pol.store, store_sets=pol.store_sets)
     pm.register(rules, name=rules.name)
     register_plugins(pm, config.policy.plugins)
 
