@@ -27,7 +27,12 @@ def main() -> None:
     call_args = {"tool": "bash", "command": command, "subject": "agent", "tenant": "default",
                  "session": "w", "workdir": workspace, "workspace": workspace}
     done = threading.Event()
-    threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+
+    def until_stdin_closes() -> None:
+        sys.stdin.read()
+        done.set()
+
+    threading.Thread(target=until_stdin_closes, daemon=True).start()
     print("ready", flush=True)
     last: tuple[object, str] | None = None
     count = 0

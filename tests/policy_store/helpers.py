@@ -10,7 +10,6 @@ from pathlib import Path
 from shellgate.policy.loader import SHIPPED_MODEL
 
 
-
 def write_set(directory: Path, policy: str, tests: str = "agent, default, allow, ls\n",
               model: str | None = None) -> Path:
     """A policy set directory: shellgate's model, ``policy`` and ``tests``."""

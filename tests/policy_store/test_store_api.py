@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from tests.policy_store.helpers import BASE, write_set
 
 
 @pytest.fixture
-def store(store_url: str) -> PolicyStore:
+def store(store_url: str) -> Iterator[PolicyStore]:
     db = Database(store_url)
     yield PolicyStore(db)
     db.close()
@@ -41,7 +42,8 @@ def test_push_pull_history_rollback(store: PolicyStore, tmp_path: Path) -> None:
         (3, "push", "team", "ann", "drop push rule"),
         (2, "push", "extra", "bob", "second"),
         (1, "push", "team", "ann", "first")]
-    assert history[0].time.endswith("Z") and history[0].time[:2] == "20"
+    assert history[0].time.endswith("Z")
+    assert history[0].time[:2] == "20"
     assert [v.version for v in store.history("team")] == [3, 1]
     assert [v.version for v in store.history(limit=1)] == [3]
 
@@ -81,7 +83,8 @@ def test_contents_are_deduplicated(store: PolicyStore, tmp_path: Path) -> None:
     with store.db.transaction() as tx:
         rows = tx.one("SELECT COUNT(*) FROM sg_policy_rows")
         texts = tx.one("SELECT COUNT(*) FROM sg_policy_texts")
-    assert rows == (3,) and texts == (2,)  # one policy.csv; one model.conf, one tests.csv
+    assert rows == (3,)
+    assert texts == (2,)
 
 
 @pytest.mark.parametrize(("policy", "tests", "model", "expect"), [
@@ -103,7 +106,8 @@ def test_push_refuses_a_bad_set_and_writes_nothing(
     with pytest.raises(PolicyError, match=None) as info:
         store.push("s", bad, author="a", reason="bad")
     assert expect in str(info.value), str(info.value)
-    assert store.head() == 1 and store.sets()["s"].policy_csv == BASE
+    assert store.head() == 1
+    assert store.sets()["s"].policy_csv == BASE
 
 
 def test_push_refuses_missing_files_and_bad_arguments(store: PolicyStore, tmp_path: Path) -> None:
@@ -127,7 +131,7 @@ def test_push_refuses_missing_files_and_bad_arguments(store: PolicyStore, tmp_pa
 def test_unknown_versions_and_sets(store: PolicyStore, tmp_path: Path) -> None:
     with pytest.raises(PolicyError, match="no policy pushed yet"):
         store.sets()
-    with pytest.raises(PolicyError, match="unknown version 1 .nothing pushed yet"):
+    with pytest.raises(PolicyError, match=r"unknown version 1 .nothing pushed yet"):
         store.rollback(1, author="a", reason="r")
     store.push("s", write_set(tmp_path / "s", BASE), author="a", reason="r")
     for bad in (0, 2, -1):
@@ -151,7 +155,8 @@ def test_pull_refuses_a_directory_that_is_not_empty(store: PolicyStore, tmp_path
         store.pull("s", out)
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
     assert store.pull("s", out, force=True) == 1
-    assert (out / "policy.csv").read_text() == BASE and (out / "notes.txt").exists()
+    assert (out / "policy.csv").read_text() == BASE
+    assert (out / "notes.txt").exists()
     (tmp_path / "file").write_text("x")
     with pytest.raises(PolicyError, match="not a directory"):
         store.pull("s", tmp_path / "file")

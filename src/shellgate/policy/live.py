@@ -86,7 +86,10 @@ class PolicyLoader:
         except StoreError as exc:
             with self._lock:
                 self._file_indexes()  # broken file sets still stop the gate
-            return PolicyState(None, None, str(exc))
+            message = str(exc)
+            if not message.startswith("policy store "):
+                message = f"policy store unreachable or failing: {message}"
+            return PolicyState(None, None, message)
 
     def build(self, *, force: bool = False) -> PolicyState:
         """The state for the files and store head now; the cached one if nothing
