@@ -159,7 +159,8 @@ def visibility(root: Path, url: str, pushes: int, label: str, poll_ms: int) -> N
     proc = subprocess.Popen([sys.executable, __file__, "--child", str(cfg_file)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     lines: queue.Queue[str] = queue.Queue()
-    assert proc.stdout is not None and proc.stdin is not None
+    assert proc.stdout is not None
+    assert proc.stdin is not None
     out = proc.stdout
     reader = threading.Thread(target=lambda: [lines.put(x.strip()) for x in out], daemon=True)
     reader.start()
