@@ -128,12 +128,15 @@ class Gate:
         return self._closing
 
     def reload(self) -> None:
-        """Reopen the audit log and rebuild the decision step from the policy files.
+        """Reopen the audit log and rebuild the decision step from the policy files
+        and the policy store's head (live reload does the latter on its own:
+        docs/fleet.md).
 
         For log rotation and policy edits (``shellgate mcp`` runs it on SIGHUP).
         The config itself is not re-read. Layers registered in code
         (``gate.decider.register``) carry over. Fail closed: a policy set or
-        plugin that no longer loads leaves the last good decision step in force,
+        plugin that no longer loads, or a store that cannot give a good policy
+        (unreachable, empty, broken), leaves the last good decision step in force,
         and this raises :class:`~shellgate.errors.ShellgateError` saying so, after
         the audit log was reopened. Calls already past their decision keep it.
         """
