@@ -55,8 +55,9 @@ class Decider:
         """Start live reload (``docs/fleet.md``): a thread that follows the policy
         store and the policy files; :meth:`close` stops it. Gates call this; a
         one-shot decision (``shellgate check``, a host hook) does not."""
+        pol = self.config.policy
         if self.rules is not None and (
-            self.config.policy.store is not None or self.config.policy.reload_poll_ms > 0
+            pol.store is not None or (pol.reload_poll_ms > 0 and self.rules.paths)
         ):
             self._pin = True  # the files may now change under a running call
             self.rules.watch(gate=gate, poll_ms=self.config.policy.reload_poll_ms)
