@@ -169,7 +169,8 @@ async def test_a_gate_without_a_good_policy_denies_every_call(
 
 
 async def test_an_unreachable_store_keeps_the_last_good_policy(
-    pg_cluster: Any, pg_url: str, gates: Callable[..., Gate], tmp_path: Path
+    pg_cluster: Any, pg_url: str, gates: Callable[..., Gate], tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     team = write_set(tmp_path / "team", RM_DENY, "agent, default, deny, rm x\n")
     _push(pg_url, team)
@@ -193,6 +194,12 @@ async def test_an_unreachable_store_keeps_the_last_good_policy(
                            "not currently accepting connections"):
             gate.reload()
         assert (await _effect(gate, "rm x"))[::2] == ("deny", 1)
+        polls = watcher.polls
+        assert await wait_until_async(lambda: watcher.polls >= polls + 10)
+        # Polled every 50 ms meanwhile, logged once per change of state: when the
+        # listener broke, and when reconnecting failed.
+        down = [r for r in caplog.records if r.name == "shellgate.policy"]
+        assert 1 <= len(down) <= 2, [r.getMessage() for r in down]
     finally:
         connections(True)
     write_set(team, BASE, "agent, default, ask, rm x\n")
@@ -238,3 +245,20 @@ def test_the_hook_fast_path_imports_nothing_new_without_a_store(tmp_path: Path) 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=60)
     assert out.stdout.strip() == "[]"
+
+
+async def test_reload_reads_the_store_head_at_once(
+    gates: Callable[..., Gate], tmp_path: Path
+) -> None:
+    """SIGHUP's path: gate.reload() with polling off picks up the new head at once."""
+    url = f"sqlite://{tmp_path / 'p.db'}"
+    team = write_set(tmp_path / "team", BASE)
+    _push(url, team)
+    gate = gates(store=url, reload_poll_ms=0)
+    write_set(team, RM_DENY, "agent, default, deny, rm x\n")
+    _push(url, team)
+    gate.reload()
+    assert (await _effect(gate, "rm x"))[::2] == ("deny", 2)
+    assert _hosts(url)[gate.gate_id].policy_version == 2
+    files = gates(paths=[str(team)], reload_poll_ms=0)
+    assert _rules(files)._watcher is None  # nothing to poll, nothing notifies: no thread

@@ -260,7 +260,7 @@ class CasbinLayer:
         if self.store is None:
             self._state = PolicyState(PolicyEngine.load(self.paths))  # one reference swap
             return
-        self._state = self.loader().build(force=True)
+        self.loader().build(force=True, apply=self.swap)
 
     def watch(self, *, gate: str, poll_ms: int) -> None:
         """Start the reload watcher thread (stopped by :meth:`close`)."""

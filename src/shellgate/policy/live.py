@@ -21,7 +21,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from shellgate.errors import PolicyError, StoreError
@@ -91,10 +91,22 @@ class PolicyLoader:
                 message = f"policy store unreachable or failing: {message}"
             return PolicyState(None, None, message)
 
-    def build(self, *, force: bool = False) -> PolicyState:
+    def adopt(self, state: PolicyState) -> None:
+        """Take a state loaded elsewhere (file sets only) as the cache, so the first
+        poll does not rebuild what is already in force."""
+        with self._lock:
+            if self.db is None and state.engine is not None and self._state is None:
+                self._files = (self.fingerprint(), list(state.engine.indexes))  # type: ignore[arg-type]
+                self._state = state
+
+    def build(
+        self, *, force: bool = False, apply: Callable[[PolicyState], None] | None = None
+    ) -> PolicyState:
         """The state for the files and store head now; the cached one if nothing
-        changed (``force``: re-read everything). Raises :class:`PolicyError` or
-        :class:`StoreError`; the caller keeps its last good state."""
+        changed (``force``: re-read everything). ``apply`` puts a new state in force
+        under the lock, so two reloads never swap out of order. Raises
+        :class:`PolicyError` or :class:`StoreError`; the caller keeps its last good
+        state."""
         with self._lock:
             if force:
                 self._files = self._stored = None
@@ -107,6 +119,8 @@ class PolicyLoader:
                 return old
             state = PolicyState(PolicyEngine(files + stored[1]), version)
             self._state = state
+            if apply is not None:
+                apply(state)
             return state
 
     @staticmethod
@@ -149,10 +163,12 @@ class PolicyWatcher:
     def __init__(self, layer: CasbinLayer, *, gate: str, poll_ms: int) -> None:
         self.layer = layer
         self.loader = layer.loader()
+        self.loader.adopt(layer.state)
         self.gate = gate
         self.poll_s = poll_ms / 1000
         self.status = "ok" if layer.state.engine is not None else str(layer.state.problem)
         self.loaded_at: str | None = None
+        self.polls = 0  # refresh attempts (tests watch it)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="shellgate-policy", daemon=True)
         self._listener: object = None
@@ -201,7 +217,7 @@ class PolicyWatcher:
             try:
                 self._listener = db.listen(CHANNEL)
             except StoreError as exc:
-                self._set_status(f"policy store unreachable, the last good policy stays: {exc}")
+                self._set_status(self._problem(exc))
                 self._stop.wait(max(timeout, self.poll_s or 1.0))
                 return False
             # (Re)connected: a change may have been missed meanwhile.
@@ -211,7 +227,7 @@ class PolicyWatcher:
             return bool(self._listener.wait(timeout))
         except StoreError as exc:
             self._close_listener()
-            self._set_status(f"policy store unreachable, the last good policy stays: {exc}")
+            self._set_status(self._problem(exc))
             return False
 
     def _close_listener(self) -> None:
@@ -222,23 +238,36 @@ class PolicyWatcher:
 
     def refresh(self) -> bool:
         """Load what changed and swap it in; True when a new state went in force."""
-        try:
-            state = self.loader.build()
-        except (PolicyError, StoreError) as exc:
-            what = "policy store" if isinstance(exc, StoreError) else "policy"
-            self._set_status(f"{what} not reloaded, the last good policy stays: {exc}"
-                             if self.layer.state.engine is not None else str(exc))
-            return False
-        changed = state is not self.layer.state
-        if changed:
+        self.polls += 1
+        applied: list[PolicyState] = []
+
+        def apply(state: PolicyState) -> None:
             self.layer.swap(state)
+            applied.append(state)
+
+        try:
+            self.loader.build(apply=apply)
+        except (PolicyError, StoreError) as exc:
+            self._set_status(self._problem(exc))
+            return False
+        changed = bool(applied)
+        if changed:
             from shellgate.store.policies import now_iso
 
             self.loaded_at = now_iso()
-            logger.info("policy reloaded%s",
-                        f" (store version {state.version})" if state.version else "")
+            version = applied[-1].version
+            logger.info("policy reloaded%s", f" (store version {version})" if version else "")
         self._set_status("ok", report=changed)
         return changed
+
+    def _problem(self, exc: Exception) -> str:
+        """The status for a failure: the same text from the listener and the poll,
+        so a lasting outage is logged once."""
+        what = ("policy store unreachable or failing" if isinstance(exc, StoreError)
+                else "policy not reloaded")
+        if self.layer.state.engine is None:
+            return f"{what}, no policy in force: {exc}"
+        return f"{what}, the last good policy stays: {exc}"
 
     def _set_status(self, status: str, *, report: bool = False) -> None:
         if status != self.status:
