@@ -112,3 +112,28 @@ def test_the_store_comes_from_the_config(tmp_path: Path) -> None:
     via_env = cli("policy", "history", "--json", cwd=other,
                   env={"SHELLGATE_CONFIG": str(config)})
     assert json.loads(via_env.stdout)["set"] == "team"
+
+
+def test_bad_names_and_blank_reasons_are_usage_errors(tmp_path: Path) -> None:
+    url = f"sqlite://{tmp_path / 'p.db'}"
+    team = write_set(tmp_path / "team", BASE)
+    for args, message in (
+        (("push", str(team), "--name", "a/b", "--reason", "r"), "set name 'a/b'"),
+        (("push", str(team), "--reason", "  "), "reason is empty"),
+        (("push", str(team), "--reason", "r", "--author", ""), "author is empty"),
+        (("rollback", "1", "--reason", ""), "reason is empty"),
+    ):
+        done = cli("policy", *args, "--store", url)
+        assert done.returncode == 2, (args, done.stderr)
+        assert message in done.stderr
+    assert not (tmp_path / "p.db").exists()  # nothing was created either
+
+
+def test_reading_a_missing_sqlite_store_does_not_create_it(tmp_path: Path) -> None:
+    url = f"sqlite://{tmp_path / 'typo.db'}"
+    for args in (("history",), ("pull", "team", str(tmp_path / "o")),
+                 ("rollback", "1", "--reason", "r")):
+        done = cli("policy", *args, "--store", url)
+        assert done.returncode == 2, (args, done.stderr)
+        assert "no such store file" in done.stderr
+    assert not (tmp_path / "typo.db").exists()

@@ -64,9 +64,11 @@ def _config(config: Path | None) -> Config:
         raise fail(str(exc), exc.hint) from None
 
 
-def _open(store: str | None, cfg: Config | None) -> PolicyStore:
+def _open(store: str | None, cfg: Config | None, *, create: bool = False) -> PolicyStore:
+    """The store; a SQLite file that does not exist is created only by ``push``
+    (``create``): reading a misspelt path must not make an empty store."""
     from shellgate.errors import StoreError
-    from shellgate.store.db import Database
+    from shellgate.store.db import Database, parse_url
     from shellgate.store.policies import PolicyStore
 
     url = store if store is not None else (cfg.policy.store if cfg is not None else None)
@@ -74,8 +76,22 @@ def _open(store: str | None, cfg: Config | None) -> PolicyStore:
         raise fail("no policy store: give --store URL or set [policy] store in the config",
                    "e.g. --store sqlite:///var/lib/shellgate/policy.db")
     try:
-        return PolicyStore(Database(url))
+        parsed = parse_url(url)
+        if parsed.path is not None and not create and not parsed.path.exists():
+            raise StoreError(f"{parsed.display}: no such store file")
+        return PolicyStore(Database(parsed))
     except StoreError as exc:
+        raise fail(str(exc)) from None
+
+
+def _usage(what: str, value: str) -> None:
+    """A blank reason or author, a bad set name: usage errors (exit 2)."""
+    from shellgate.errors import PolicyError
+    from shellgate.store.policies import check_meta, check_name
+
+    try:
+        check_name(value) if what == "name" else check_meta(what, value)
+    except PolicyError as exc:
         raise fail(str(exc)) from None
 
 
@@ -108,7 +124,10 @@ def push_command(
     cfg = _config(config)
     set_name = name if name is not None else directory.resolve().name
     who = _author(author)
-    policies = _open(store, cfg)
+    _usage("name", set_name)
+    _usage("author", who)
+    _usage("reason", reason)
+    policies = _open(store, cfg, create=True)
     skipped = sorted(p.name for p in directory.glob("*.test.csv")) if directory.is_dir() else []
     for file in skipped:
         typer.echo(f"warning: {directory / file}: not pushed; a stored set carries tests.csv "
@@ -199,6 +218,8 @@ def rollback_command(
     from shellgate.errors import PolicyError, StoreError
 
     who = _author(author)
+    _usage("author", who)
+    _usage("reason", reason)
     policies = _open(store, _config(config) if store is None else None)
     try:
         new = policies.rollback(version, author=who, reason=reason)

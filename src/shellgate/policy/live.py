@@ -16,6 +16,7 @@ A failure keeps the last good policy and is logged once per change of state.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -23,11 +24,15 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shellgate.errors import PolicyError, StoreError
-from shellgate.policy.casbin_layer import CasbinLayer, PolicyEngine, PolicyState
+from shellgate.policy.casbin_layer import CasbinLayer, PolicyEngine, PolicyState, RuleFinder
 from shellgate.policy.index import PolicyIndex
 from shellgate.policy.loader import MODEL_FILE, POLICY_FILE, load_policy_set
+
+if TYPE_CHECKING:
+    from shellgate.store.policies import PolicyStore
 
 logger = logging.getLogger("shellgate.policy")
 
@@ -48,17 +53,17 @@ class PolicyLoader:
             from shellgate.store.db import Database
 
             self.db = Database(store)
-        self._policies: object = None  # the PolicyStore, once the store answered
+        self._policies: PolicyStore | None = None  # once the store answered
         self._lock = threading.Lock()
-        self._files: tuple[Fingerprint, list[PolicyIndex]] | None = None
-        self._stored: tuple[int, list[PolicyIndex]] | None = None
+        self._files: tuple[Fingerprint, list[RuleFinder]] | None = None
+        self._stored: tuple[int, list[RuleFinder]] | None = None
         self._state: PolicyState | None = None
 
     @property
     def display(self) -> str:
         return self.db.display if self.db is not None else "(none)"
 
-    def store(self) -> object:
+    def store(self) -> PolicyStore:
         from shellgate.store.policies import PolicyStore
 
         if self._policies is None:
@@ -96,7 +101,7 @@ class PolicyLoader:
         poll does not rebuild what is already in force."""
         with self._lock:
             if self.db is None and state.engine is not None and self._state is None:
-                self._files = (self.fingerprint(), list(state.engine.indexes))  # type: ignore[arg-type]
+                self._files = (self.fingerprint(), list(state.engine.indexes))
                 self._state = state
 
     def build(
@@ -124,26 +129,24 @@ class PolicyLoader:
             return state
 
     @staticmethod
-    def _unchanged(engine: PolicyEngine, indexes: list[PolicyIndex]) -> bool:
+    def _unchanged(engine: PolicyEngine, indexes: list[RuleFinder]) -> bool:
         return len(engine.indexes) == len(indexes) and all(
             a is b for a, b in zip(engine.indexes, indexes, strict=True))
 
-    def _file_indexes(self) -> list[PolicyIndex]:
+    def _file_indexes(self) -> list[RuleFinder]:
         stamp = self.fingerprint()
         if self._files is not None and self._files[0] == stamp:
             return self._files[1]
-        indexes = [PolicyIndex(load_policy_set(Path(p))) for p in self.paths]
+        indexes: list[RuleFinder] = [PolicyIndex(load_policy_set(Path(p))) for p in self.paths]
         self._files = (stamp, indexes)
         return indexes
 
-    def _store_indexes(self) -> tuple[int, list[PolicyIndex]]:
+    def _store_indexes(self) -> tuple[int, list[RuleFinder]]:
         if self.db is None:
             return 0, []
-        from shellgate.store.policies import PolicyStore
         from shellgate.store.policy_push import store_sources
 
         policies = self.store()
-        assert isinstance(policies, PolicyStore)
         head = policies.head()
         if self._stored is not None and self._stored[0] == head:
             return self._stored
@@ -283,14 +286,11 @@ class PolicyWatcher:
     def _report(self, *, closing: bool = False) -> None:
         if self.loader.db is None:
             return
-        from shellgate.store.policies import HostState, PolicyStore, now_iso
+        from shellgate.store.policies import HostState, now_iso
 
         state = self.layer.state
         status = "closed" if closing else self.status
-        try:
-            policies = self.loader.store()
-            assert isinstance(policies, PolicyStore)
-            policies.report(HostState(self._host, os.getpid(), self.gate, state.version,
-                                      self.loaded_at, now_iso(), status))
-        except StoreError:
-            pass  # unreachable: the status says so once it answers again
+        row = HostState(self._host, os.getpid(), self.gate, state.version, self.loaded_at,
+                        now_iso(), status)
+        with contextlib.suppress(StoreError):  # unreachable: the row is written once it answers
+            self.loader.store().report(row)

@@ -116,7 +116,7 @@ def check_name(name: str) -> str:
     return name
 
 
-def _check_meta(what: str, value: str) -> str:
+def check_meta(what: str, value: str) -> str:
     if not value.strip():
         raise PolicyError(f"{what} is empty: every change says who and why")
     if len(value) > MAX_META or "\x00" in value:
@@ -214,8 +214,8 @@ class PolicyStore:
         from shellgate.store.policy_push import checked_set
 
         check_name(name)
-        _check_meta("author", author)
-        _check_meta("reason", reason)
+        check_meta("author", author)
+        check_meta("reason", reason)
         stored = checked_set(name, Path(directory), config)
         with self.db.transaction() as tx:
             tx.lock("shellgate-policy")
@@ -228,8 +228,8 @@ class PolicyStore:
 
     def rollback(self, version: int, *, author: str, reason: str) -> int:
         """A new version whose sets are exactly those of ``version``."""
-        _check_meta("author", author)
-        _check_meta("reason", reason)
+        check_meta("author", author)
+        check_meta("reason", reason)
         with self.db.transaction() as tx:
             tx.lock("shellgate-policy")
             target = self._existing(tx, version)
