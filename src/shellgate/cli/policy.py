@@ -65,7 +65,7 @@ agent, default, ask, make
 
 def register(app: typer.Typer) -> None:
     """Add the ``policy`` command group to ``app``."""
-    group = typer.Typer(name="policy", help="Author, test and lint policy sets.",
+    group = typer.Typer(name="policy", help="Author, test, lint and store policy sets.",
                         no_args_is_help=True)
     group.command("init", cls=ShellgateCommand)(init_command)
     group.command("test", cls=ShellgateCommand)(run_tests_command)
