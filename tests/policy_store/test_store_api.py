@@ -194,3 +194,30 @@ def test_hosts_are_upserted(store: PolicyStore) -> None:
     store.report(HostState("h0", 11, "g2", None, None, "t3", "policy store unreachable"))
     assert [(h.host, h.gate, h.policy_version, h.status) for h in store.hosts()] == [
         ("h0", "g2", None, "policy store unreachable"), ("h1", "g1", 4, "ok")]
+
+
+def test_concurrent_pushes_get_consecutive_versions(store_url: str, tmp_path: Path) -> None:
+    import threading
+
+    directory = write_set(tmp_path / "s", BASE)
+    errors: list[BaseException] = []
+
+    def pusher(name: str) -> None:
+        try:
+            with Database(store_url) as db:
+                store = PolicyStore(db)
+                for _ in range(4):
+                    store.push(name, directory, author=name, reason="race")
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=pusher, args=(f"s{n}",)) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with Database(store_url) as db:
+        store = PolicyStore(db)
+        assert [v.version for v in store.history()] == list(range(12, 0, -1))
+        assert sorted(store.sets()) == ["s0", "s1", "s2"]  # no push lost another's set
