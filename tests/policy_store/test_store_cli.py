@@ -137,3 +137,24 @@ def test_reading_a_missing_sqlite_store_does_not_create_it(tmp_path: Path) -> No
         assert done.returncode == 2, (args, done.stderr)
         assert "no such store file" in done.stderr
     assert not (tmp_path / "typo.db").exists()
+
+
+def test_a_host_hook_decides_on_the_store_and_records_the_version(tmp_path: Path) -> None:
+    url = f"sqlite://{tmp_path / 'p.db'}"
+    team = write_set(tmp_path / "team", BASE)
+    assert cli("policy", "push", str(team), "--reason", "r", "--store", url).returncode == 0
+    config = tmp_path / "c.toml"
+    config.write_text(f'[policy]\nstore = "{url}"\n[audit]\npath = "{tmp_path / "a.jsonl"}"\n')
+    payload = json.dumps({"session_id": "s", "hook_event_name": "PreToolUse",
+                          "tool_name": "Bash", "tool_input": {"command": "ls -la"},
+                          "cwd": str(tmp_path)})
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "shellgate.cli", "hook", "claude-code",
+                           "--config", str(config)], input=payload, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"
+    record = json.loads((tmp_path / "a.jsonl").read_text().splitlines()[-1])
+    assert (record["policy_version"], record["rule"]) == (1, "team/policy.csv:1")
