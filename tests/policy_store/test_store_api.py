@@ -54,6 +54,8 @@ def test_push_pull_history_rollback(store: PolicyStore, tmp_path: Path) -> None:
     # The rollback removed "extra" and changed "team": both histories show it.
     assert [v.version for v in store.history("team")] == [4, 3, 1]
     assert [v.version for v in store.history("extra")] == [4, 2]
+    assert store.push("extra", b, author="bob", reason="same files, on purpose") == 5
+    assert [v.version for v in store.history("extra")] == [5, 4, 2]
 
     out = tmp_path / "out"
     assert store.pull("team", out, version=3) == 3

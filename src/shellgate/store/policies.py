@@ -144,7 +144,7 @@ class PolicyStore:
 
     def history(self, name: str | None = None, *, limit: int = 50) -> list[PolicyVersion]:
         """The newest ``limit`` versions, newest first; with ``name``, the versions
-        that changed that set (its pushes, and rollbacks that changed it)."""
+        about that set: its pushes, and the rollbacks that changed or removed it."""
         if limit < 1:
             raise PolicyError(f"limit {limit}: must be at least 1")
         with self.db.transaction() as tx:
@@ -153,13 +153,13 @@ class PolicyStore:
                 return [_version(r) for r in rows]
             check_name(name)
             held = tx.execute(
-                "SELECT v.version, s.model_digest, s.policy_digest, s.tests_digest"
+                "SELECT v.version, v.set_name, s.model_digest, s.policy_digest, s.tests_digest"
                 " FROM sg_policy_versions v LEFT JOIN sg_policy_sets s"
                 " ON s.version = v.version AND s.name = ? ORDER BY v.version", (name,))
             changed: list[int] = []
             before: tuple[object, ...] = (None, None, None)
-            for version, *digests in held:
-                if tuple(digests) != before:
+            for version, pushed, *digests in held:
+                if pushed == name or tuple(digests) != before:
                     changed.append(version)
                 before = tuple(digests)
             if not changed:
