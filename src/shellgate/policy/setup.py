@@ -5,7 +5,9 @@
 5. casbin rules         6. configured plugins  7. closing default (in the engine)
 
 Every failure here (a policy set that does not load, an unknown plugin) raises at
-start-up: the gate never runs with a layer silently missing.
+start-up: the gate never runs with a layer silently missing. A policy store that
+cannot give a good policy is the one exception: the gate starts and its rules
+layer denies every call, naming the problem, until one loads (docs/fleet.md).
 """
 
 from __future__ import annotations
