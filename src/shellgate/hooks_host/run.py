@@ -144,6 +144,9 @@ def _decide(host: Host, call: ShellCall, config: str | None) -> tuple[str, str]:
                 "segments": verdict.segment_records(),
                 # Only when set: why an allowed command was answered deny.
                 **({"require_sandbox": True} if sandboxed else {}),
+                # Only with a policy store: the version that decided (docs/fleet.md).
+                **({"policy_version": verdict.policy_version}
+                   if verdict.policy_version is not None else {}),
             }
         )
     return effect, reason_text(effect, reason, top.layer, top.rule)
