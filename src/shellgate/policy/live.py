@@ -274,10 +274,13 @@ class PolicyWatcher:
 
     def _set_status(self, status: str, *, report: bool = False) -> None:
         if status != self.status:
-            if status == "ok":
-                logger.warning("policy: recovered, loading again")
-            else:
-                logger.warning("%s", status)
+            # Logged once per kind of state (the text before the cause): during an
+            # outage the listener and the poll see differently worded causes.
+            if status.partition(":")[0] != self.status.partition(":")[0]:
+                if status == "ok":
+                    logger.warning("policy: recovered, loading again")
+                else:
+                    logger.warning("%s", status)
             self.status = status
             report = True
         if report:

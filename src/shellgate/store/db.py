@@ -295,12 +295,33 @@ def _sqlite_connect(url: StoreURL, *, fsync: bool) -> Any:
             url.path, timeout=SQLITE_BUSY_TIMEOUT_S, isolation_level=None,
             check_same_thread=False,
         )
-        conn.execute("PRAGMA journal_mode=WAL")
+        _set_wal(conn)
         conn.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
         conn.execute("PRAGMA foreign_keys=ON")
     except (OSError, sqlite3.Error) as exc:
         raise StoreError(f"{url.display}: cannot open: {exc}") from exc
     return conn
+
+
+def _set_wal(conn: Any) -> None:
+    """Switch a new file to WAL. The switch needs the file to itself and SQLite does
+    not wait for it (no busy handler), so processes opening a new store together
+    retry here instead of failing with "database is locked"."""
+    import sqlite3
+    import time
+
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+    pause = 0.005
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
 
 
 def _pg_connect(url: StoreURL, *, autocommit: bool) -> Any:
