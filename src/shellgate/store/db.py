@@ -153,6 +153,9 @@ class Database:
     """A store's connection, shared by threads through one lock (see the module doc)."""
 
     def __init__(self, url: str | StoreURL, *, fsync: bool = True) -> None:
+        """``fsync=False``: SQLite ``synchronous=NORMAL``, PostgreSQL
+        ``synchronous_commit=off`` (a commit survives this process, not a crash of
+        the machine or server holding the store)."""
         self.url = url if isinstance(url, StoreURL) else parse_url(url)
         self.dialect: Dialect = self.url.dialect
         self._fsync = fsync
@@ -195,8 +198,23 @@ class Database:
         if self.dialect == "sqlite":
             self._conn = _sqlite_connect(self.url, fsync=self._fsync)
         else:
-            self._conn = _pg_connect(self.url, autocommit=False)
+            conn = _pg_connect(self.url, autocommit=False)
+            if not self._fsync:
+                # A commit returns before its WAL reaches the disk: it survives this
+                # process, not a crash of the server (see docs/audit.md, "fsync").
+                try:
+                    conn.execute("SET synchronous_commit = off")
+                    conn.commit()
+                except Exception as exc:
+                    conn.close()
+                    raise StoreError(f"{self.display}: cannot connect: {exc}") from exc
+            self._conn = conn
         return self._conn
+
+    def reconnect(self) -> None:
+        """Drop the connection; the next transaction opens a new one."""
+        with self._lock:
+            self._drop()
 
     @contextmanager
     def transaction(self) -> Iterator[Tx]:

@@ -1,0 +1,135 @@
+"""The audit table, ``sg_audit``, and what the database itself enforces on it.
+
+One table holds many logs (``log``), each its own chain. A row is one record:
+``line`` is the exact canonical line the file log would write (without its
+``\\n``); ``seq``, ``prev``, ``hash``, ``time``, ``type``, ``call_id`` and
+``subject`` repeat the record's top-level fields so readers can find records
+without parsing (``verify`` checks that they agree with ``line``).
+
+The database refuses, whoever asks (short of disabling the triggers, which
+takes the table's owner or a superuser):
+
+* any ``UPDATE`` or ``DELETE`` (and on PostgreSQL ``TRUNCATE``): statement-level
+  triggers raise, even for a statement that matches no row;
+* a row that does not continue its log's chain: a ``BEFORE INSERT`` trigger
+  requires ``seq`` = the log's highest ``seq`` + 1 and ``prev`` = that record's
+  ``hash`` (``1`` and ``"0" * 64`` for a new log); and the keys ``(log, seq)``
+  and ``(log, prev)`` are unique, so two writers racing past the trigger
+  cannot both commit a successor of one record;
+* a ``seq`` below 1, and a ``prev`` or ``hash`` that is not 64 hex digits.
+
+What it does not check is the content: that ``hash`` is the SHA-256 of the
+record and that the columns match ``line``. ``verify`` does (``docs/audit.md``).
+"""
+
+from __future__ import annotations
+
+from shellgate.store.db import Database, Dialect, ensure_schema
+
+COMPONENT = "audit"
+VERSION = 1
+TABLE = "sg_audit"
+
+_APPEND_ONLY = "sg_audit is append-only: the audit chain cannot be edited or deleted"
+_NOT_LINKED = (
+    "sg_audit: a record must continue its log''s chain (seq = the last seq + 1, "
+    "prev = the last hash)"
+)
+_GENESIS_SQL = "'" + "0" * 64 + "'"
+
+_COMMON_INDEXES = [
+    "CREATE INDEX sg_audit_call ON sg_audit (log, call_id)",
+    "CREATE INDEX sg_audit_subject ON sg_audit (log, subject, seq)",
+    "CREATE INDEX sg_audit_time ON sg_audit (log, time)",
+]
+
+DDL: dict[Dialect, list[str]] = {
+    "sqlite": [
+        """CREATE TABLE sg_audit (
+            log TEXT NOT NULL,
+            seq INTEGER NOT NULL CHECK (seq >= 1),
+            prev TEXT NOT NULL CHECK (length(prev) = 64 AND prev NOT GLOB '*[^0-9a-f]*'),
+            hash TEXT NOT NULL CHECK (length(hash) = 64 AND hash NOT GLOB '*[^0-9a-f]*'),
+            time TEXT NOT NULL,
+            type TEXT NULL,
+            call_id TEXT NULL,
+            subject TEXT NULL,
+            line TEXT NOT NULL,
+            PRIMARY KEY (log, seq),
+            UNIQUE (log, prev)
+        )""",
+        *_COMMON_INDEXES,
+        f"""CREATE TRIGGER sg_audit_no_update BEFORE UPDATE ON sg_audit
+            BEGIN SELECT RAISE(ABORT, '{_APPEND_ONLY} (UPDATE refused)'); END""",
+        f"""CREATE TRIGGER sg_audit_no_delete BEFORE DELETE ON sg_audit
+            BEGIN SELECT RAISE(ABORT, '{_APPEND_ONLY} (DELETE refused)'); END""",
+        f"""CREATE TRIGGER sg_audit_chain BEFORE INSERT ON sg_audit
+            WHEN NEW.seq IS NOT COALESCE((SELECT seq FROM sg_audit WHERE log = NEW.log
+                                          ORDER BY seq DESC LIMIT 1), 0) + 1
+              OR NEW.prev IS NOT COALESCE((SELECT hash FROM sg_audit WHERE log = NEW.log
+                                           ORDER BY seq DESC LIMIT 1), {_GENESIS_SQL})
+            BEGIN SELECT RAISE(ABORT, '{_NOT_LINKED}'); END""",
+    ],
+    "postgresql": [
+        """CREATE TABLE sg_audit (
+            log TEXT NOT NULL,
+            seq BIGINT NOT NULL CHECK (seq >= 1),
+            prev TEXT NOT NULL CHECK (prev ~ '^[0-9a-f]{64}$'),
+            hash TEXT NOT NULL CHECK (hash ~ '^[0-9a-f]{64}$'),
+            time TEXT NOT NULL,
+            type TEXT NULL,
+            call_id TEXT NULL,
+            subject TEXT NULL,
+            line TEXT NOT NULL,
+            PRIMARY KEY (log, seq),
+            UNIQUE (log, prev)
+        )""",
+        *_COMMON_INDEXES,
+        f"""CREATE OR REPLACE FUNCTION sg_audit_append_only() RETURNS trigger
+            LANGUAGE plpgsql AS $$
+            BEGIN
+                RAISE EXCEPTION '{_APPEND_ONLY} (% refused)', TG_OP
+                    USING ERRCODE = 'insufficient_privilege';
+            END $$""",
+        """CREATE TRIGGER sg_audit_no_change BEFORE UPDATE OR DELETE ON sg_audit
+            FOR EACH STATEMENT EXECUTE FUNCTION sg_audit_append_only()""",
+        """CREATE TRIGGER sg_audit_no_truncate BEFORE TRUNCATE ON sg_audit
+            FOR EACH STATEMENT EXECUTE FUNCTION sg_audit_append_only()""",
+        f"""CREATE OR REPLACE FUNCTION sg_audit_chain() RETURNS trigger
+            LANGUAGE plpgsql AS $$
+            DECLARE
+                head_seq BIGINT := 0;
+                head_hash TEXT := {_GENESIS_SQL};
+            BEGIN
+                SELECT seq, hash INTO head_seq, head_hash FROM sg_audit
+                    WHERE log = NEW.log ORDER BY seq DESC LIMIT 1;
+                IF NOT FOUND THEN
+                    head_seq := 0;
+                    head_hash := {_GENESIS_SQL};
+                END IF;
+                IF NEW.seq <> head_seq + 1 OR NEW.prev <> head_hash THEN
+                    RAISE EXCEPTION '{_NOT_LINKED}: log %, seq % after seq %',
+                        NEW.log, NEW.seq, head_seq
+                        USING ERRCODE = 'integrity_constraint_violation';
+                END IF;
+                RETURN NEW;
+            END $$""",
+        """CREATE TRIGGER sg_audit_chain BEFORE INSERT ON sg_audit
+            FOR EACH ROW EXECUTE FUNCTION sg_audit_chain()""",
+    ],
+}
+
+
+def ensure(db: Database) -> None:
+    """Create the audit table and its triggers once (idempotent, many processes)."""
+    ensure_schema(db, COMPONENT, VERSION, DDL)
+
+
+def exists(db: Database) -> bool:
+    """Whether the store holds the audit table (readers never create it)."""
+    with db.transaction() as tx:
+        if db.dialect == "sqlite":
+            row = tx.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,))
+            return row is not None
+        row = tx.one("SELECT to_regclass(?) IS NOT NULL", (TABLE,))
+        return bool(row and row[0])

@@ -1,0 +1,187 @@
+"""The audit log in a database: :class:`StoreAuditLog`, the file log's twin.
+
+Same interface as :class:`~shellgate.audit.log.AuditLog` (``append`` returns the
+record's hash, ``reopen``, ``close``, ``last_hash``, ``enabled``, ``path``) and
+the same record: the body is checked and sealed by the same code
+(:func:`~shellgate.audit.log.checked_body`, :func:`~shellgate.audit._fit.seal`),
+so a row's ``line`` is byte for byte the line the file log would write.
+
+Invariants:
+
+* ``append`` returns only after the record is committed. Each append is one
+  transaction: take the log's lock (``pg_advisory_xact_lock`` on
+  ``"shellgate-audit:" + log``; SQLite's ``BEGIN IMMEDIATE`` is already
+  exclusive), read the chain's head from the table, seal, insert, commit. So any
+  number of processes on any number of hosts appending to one log make one
+  valid chain; none keeps a head of its own that could go stale.
+* Any failure (store unreachable, permission withdrawn, the chain trigger
+  refusing a row) raises :class:`~shellgate.errors.AuditError` and writes
+  nothing: the gate refuses the call, as with the file. The transaction is
+  atomic, so unlike the file a failure does not poison the log: the next append
+  reconnects and tries again.
+* The store is opened at construction (its schema created if missing) and the
+  head record's own hash is checked, so a gate does not start on a store it
+  cannot write or whose last record is damaged.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from shellgate.audit._chain import GENESIS, canonical, record_hash
+from shellgate.audit._fit import seal
+from shellgate.audit.log import checked_body
+from shellgate.errors import AuditError, StoreError
+from shellgate.store import _audit_schema
+from shellgate.store.db import Database, StoreURL, parse_url
+
+LOCK_PREFIX = "shellgate-audit:"
+_INSERT = (
+    "INSERT INTO sg_audit (log, seq, prev, hash, time, type, call_id, subject, line) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_HEAD = "SELECT seq, hash, line FROM sg_audit WHERE log = ? ORDER BY seq DESC LIMIT 1"
+
+
+def text_field(record: Mapping[str, Any], key: str) -> str | None:
+    """A top-level field as its column holds it: the string, else NULL."""
+    value = record.get(key)
+    return value if isinstance(value, str) else None
+
+
+class StoreAuditLog:
+    """Append-only, hash-chained audit records in ``sg_audit`` (``docs/audit.md``).
+
+    ``fsync`` (default on): a commit waits for the store's disk (PostgreSQL
+    ``synchronous_commit = on``, SQLite ``synchronous = FULL``); off, a commit
+    survives this process but not a crash of the server or machine holding the
+    store (``synchronous_commit = off`` for this connection; SQLite ``NORMAL``).
+    """
+
+    path: Path | None = None  # no file: the records are in the store
+
+    def __init__(self, url: str | StoreURL, log: str = "default", *, fsync: bool = True) -> None:
+        if not isinstance(log, str) or not log or len(log) > 200:
+            raise AuditError(f"audit log name must be 1 to 200 characters, got {log!r}")
+        try:
+            self.url = url if isinstance(url, StoreURL) else parse_url(url)
+        except StoreError as exc:
+            raise AuditError(f"audit store: {exc}") from None
+        self.log = log
+        self._lock_name = LOCK_PREFIX + log
+        self._lock = threading.Lock()
+        self._closed = False
+        self._db = Database(self.url, fsync=fsync)
+        try:
+            try:
+                _audit_schema.ensure(self._db)
+            except StoreError as exc:
+                raise AuditError(f"audit log {log!r}: {exc}") from None
+            self._last = self._read_head()
+        except BaseException:
+            self._db.close()
+            raise
+
+    @property
+    def where(self) -> str:
+        """The store (password hidden) and log, for messages."""
+        return f"{self.url.display} (log {self.log!r})"
+
+    @property
+    def enabled(self) -> bool:
+        return True
+
+    @property
+    def last_hash(self) -> str:
+        """Hash of the last record this writer appended or read (``"0" * 64`` if none)."""
+        return self._last
+
+    def _read_head(self) -> str:
+        try:
+            with self._db.transaction() as tx:
+                row = tx.one(_HEAD, (self.log,))
+        except StoreError as exc:
+            raise AuditError(f"audit log {self.log!r}: {exc}") from None
+        if row is None:
+            return GENESIS
+        seq, digest, line = row
+        try:
+            record = json.loads(line)
+            good = (
+                isinstance(record, dict)
+                and record_hash(record) == digest
+                and canonical(record).decode("utf-8") == line
+            )
+        except ValueError:
+            good = False
+        if not good:
+            raise AuditError(
+                f"{self.where}: the last record (seq {seq}) is damaged: its hash does not "
+                "match its content; run 'shellgate audit verify --store'"
+            )
+        return str(digest)
+
+    def reopen(self) -> None:
+        """Reconnect to the store and re-read the chain's head (SIGHUP, like the file).
+
+        Raises :class:`AuditError` when the store cannot be reached or its head
+        record is damaged; the log stays usable (the next append reconnects).
+        """
+        with self._lock:
+            self._check_open()
+            self._db.reconnect()
+            self._last = self._read_head()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise AuditError(f"{self.where}: audit log is closed")
+
+    def append(self, record: Mapping[str, object]) -> str:
+        """Commit ``record`` as the next record of the log's chain; return its hash.
+
+        The same checks, fields and fitting as the file log (``AuditLog.append``).
+        """
+        body = checked_body(record)
+        with self._lock:
+            self._check_open()
+            try:
+                with self._db.transaction() as tx:
+                    tx.lock(self._lock_name)
+                    head = tx.one("SELECT seq, hash FROM sg_audit WHERE log = ? "
+                                  "ORDER BY seq DESC LIMIT 1", (self.log,))
+                    seq, prev = (int(head[0]), str(head[1])) if head else (0, GENESIS)
+                    line, digest = seal(body, seq + 1, prev)
+                    text = line[:-1].decode("utf-8")  # sealed lines are valid UTF-8
+                    sealed = json.loads(text)
+                    tx.execute(_INSERT, (
+                        self.log, seq + 1, prev, digest, sealed["time"],
+                        text_field(sealed, "type"), text_field(sealed, "call_id"),
+                        text_field(sealed, "subject"), text,
+                    ))
+            except StoreError as exc:
+                raise AuditError(f"audit log {self.log!r}: record not written: {exc}") from None
+            self._last = digest
+            return digest
+
+    def close(self) -> None:
+        """Close the connection; later appends raise. Idempotent."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._db.close()
+
+    def __enter__(self) -> StoreAuditLog:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
