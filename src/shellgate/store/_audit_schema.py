@@ -30,13 +30,6 @@ COMPONENT = "audit"
 VERSION = 1
 TABLE = "sg_audit"
 
-_APPEND_ONLY = "sg_audit is append-only: the audit chain cannot be edited or deleted"
-_NOT_LINKED = (
-    "sg_audit: a record must continue its log''s chain (seq = the last seq + 1, "
-    "prev = the last hash)"
-)
-_GENESIS_SQL = "'" + "0" * 64 + "'"
-
 _COMMON_INDEXES = [
     "CREATE INDEX sg_audit_call ON sg_audit (log, call_id)",
     "CREATE INDEX sg_audit_subject ON sg_audit (log, subject, seq)",
@@ -59,16 +52,17 @@ DDL: dict[Dialect, list[str]] = {
             UNIQUE (log, prev)
         )""",
         *_COMMON_INDEXES,
-        f"""CREATE TRIGGER sg_audit_no_update BEFORE UPDATE ON sg_audit
-            BEGIN SELECT RAISE(ABORT, '{_APPEND_ONLY} (UPDATE refused)'); END""",
-        f"""CREATE TRIGGER sg_audit_no_delete BEFORE DELETE ON sg_audit
-            BEGIN SELECT RAISE(ABORT, '{_APPEND_ONLY} (DELETE refused)'); END""",
-        f"""CREATE TRIGGER sg_audit_chain BEFORE INSERT ON sg_audit
+        """CREATE TRIGGER sg_audit_no_update BEFORE UPDATE ON sg_audit
+            BEGIN SELECT RAISE(ABORT, 'sg_audit is append-only: UPDATE refused'); END""",
+        """CREATE TRIGGER sg_audit_no_delete BEFORE DELETE ON sg_audit
+            BEGIN SELECT RAISE(ABORT, 'sg_audit is append-only: DELETE refused'); END""",
+        """CREATE TRIGGER sg_audit_chain BEFORE INSERT ON sg_audit
             WHEN NEW.seq IS NOT COALESCE((SELECT seq FROM sg_audit WHERE log = NEW.log
                                           ORDER BY seq DESC LIMIT 1), 0) + 1
               OR NEW.prev IS NOT COALESCE((SELECT hash FROM sg_audit WHERE log = NEW.log
-                                           ORDER BY seq DESC LIMIT 1), {_GENESIS_SQL})
-            BEGIN SELECT RAISE(ABORT, '{_NOT_LINKED}'); END""",
+                                           ORDER BY seq DESC LIMIT 1),
+                                           hex(zeroblob(32)))
+            BEGIN SELECT RAISE(ABORT, 'sg_audit: a record must continue its log''s chain'); END""",
     ],
     "postgresql": [
         """CREATE TABLE sg_audit (
@@ -85,30 +79,31 @@ DDL: dict[Dialect, list[str]] = {
             UNIQUE (log, prev)
         )""",
         *_COMMON_INDEXES,
-        f"""CREATE OR REPLACE FUNCTION sg_audit_append_only() RETURNS trigger
+        """CREATE OR REPLACE FUNCTION sg_audit_append_only() RETURNS trigger
             LANGUAGE plpgsql AS $$
             BEGIN
-                RAISE EXCEPTION '{_APPEND_ONLY} (% refused)', TG_OP
+                RAISE EXCEPTION 'sg_audit is append-only: % refused', TG_OP
                     USING ERRCODE = 'insufficient_privilege';
             END $$""",
         """CREATE TRIGGER sg_audit_no_change BEFORE UPDATE OR DELETE ON sg_audit
             FOR EACH STATEMENT EXECUTE FUNCTION sg_audit_append_only()""",
         """CREATE TRIGGER sg_audit_no_truncate BEFORE TRUNCATE ON sg_audit
             FOR EACH STATEMENT EXECUTE FUNCTION sg_audit_append_only()""",
-        f"""CREATE OR REPLACE FUNCTION sg_audit_chain() RETURNS trigger
+        """CREATE OR REPLACE FUNCTION sg_audit_chain() RETURNS trigger
             LANGUAGE plpgsql AS $$
             DECLARE
                 head_seq BIGINT := 0;
-                head_hash TEXT := {_GENESIS_SQL};
+                head_hash TEXT := repeat('0', 64);
             BEGIN
                 SELECT seq, hash INTO head_seq, head_hash FROM sg_audit
                     WHERE log = NEW.log ORDER BY seq DESC LIMIT 1;
                 IF NOT FOUND THEN
                     head_seq := 0;
-                    head_hash := {_GENESIS_SQL};
+                    head_hash := repeat('0', 64);
                 END IF;
                 IF NEW.seq <> head_seq + 1 OR NEW.prev <> head_hash THEN
-                    RAISE EXCEPTION '{_NOT_LINKED}: log %, seq % after seq %',
+                    RAISE EXCEPTION
+                        'sg_audit: a record must continue its log''s chain: log %, seq % after %',
                         NEW.log, NEW.seq, head_seq
                         USING ERRCODE = 'integrity_constraint_violation';
                 END IF;

@@ -98,7 +98,7 @@ def read_records(
     *,
     after_seq: int = 0,
     limit: int = 1000,
-    type: str | None = None,  # noqa: A002 - the column's name
+    type: str | None = None,
     subject: str | None = None,
     call_id: str | None = None,
 ) -> list[dict[str, Any]]:
@@ -120,7 +120,7 @@ def read_records(
             params.append(value)
     rows = _rows(
         db,
-        f"SELECT seq, line FROM sg_audit WHERE {' AND '.join(where)} ORDER BY seq LIMIT ?",
+        f"SELECT seq, line FROM sg_audit WHERE {' AND '.join(where)} ORDER BY seq LIMIT ?",  # noqa: S608 - fixed column names; values are parameters
         (*params, limit),
     )
     return [_record(int(seq), str(line)) for seq, line in rows]
@@ -178,7 +178,7 @@ def verify_store(
     while True:
         rows = _rows(
             db,
-            f"SELECT {_COLUMNS} FROM sg_audit WHERE log = ? AND seq > ? ORDER BY seq LIMIT ?",
+            f"SELECT {_COLUMNS} FROM sg_audit WHERE log = ? AND seq > ? ORDER BY seq LIMIT ?",  # noqa: S608
             (log, after, PAGE_ROWS),
         )
         for row in rows:
