@@ -24,7 +24,7 @@ record and that the columns match ``line``. ``verify`` does (``docs/audit.md``).
 
 from __future__ import annotations
 
-from shellgate.store.db import Database, Dialect, ensure_schema
+from shellgate.store.db import Database, Dialect, ensure_schema, has_table
 
 COMPONENT = "audit"
 VERSION = 1
@@ -123,8 +123,4 @@ def ensure(db: Database) -> None:
 def exists(db: Database) -> bool:
     """Whether the store holds the audit table (readers never create it)."""
     with db.transaction() as tx:
-        if db.dialect == "sqlite":
-            row = tx.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,))
-            return row is not None
-        row = tx.one("SELECT to_regclass(?) IS NOT NULL", (TABLE,))
-        return bool(row and row[0])
+        return has_table(tx, TABLE)

@@ -335,6 +335,15 @@ def _pg_connect(url: StoreURL, *, autocommit: bool) -> Any:
         raise StoreError(f"{url.display}: cannot connect: {message}") from exc
 
 
+def has_table(tx: Tx, name: str) -> bool:
+    """Whether table ``name`` exists (on PostgreSQL: on the search path)."""
+    if tx.dialect == "sqlite":
+        return tx.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                      (name,)) is not None
+    row = tx.one("SELECT to_regclass(?) IS NOT NULL", (name,))
+    return bool(row and row[0])
+
+
 def ensure_schema(
     db: Database, component: str, version: int, ddl: Mapping[Dialect, Sequence[str]]
 ) -> None:
@@ -345,8 +354,9 @@ def ensure_schema(
     """
     with db.transaction() as tx:
         tx.lock("shellgate-schema")
-        tx.execute("CREATE TABLE IF NOT EXISTS sg_schema "
-                   "(component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+        if not has_table(tx, "sg_schema"):  # a role without CREATE may still use the tables
+            tx.execute("CREATE TABLE IF NOT EXISTS sg_schema "
+                       "(component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
         row = tx.one("SELECT version FROM sg_schema WHERE component = ?", (component,))
         if row is not None and row[0] == version:
             return
