@@ -33,7 +33,6 @@ TABLE = "sg_audit"
 _COMMON_INDEXES = [
     "CREATE INDEX sg_audit_call ON sg_audit (log, call_id)",
     "CREATE INDEX sg_audit_subject ON sg_audit (log, subject, seq)",
-    "CREATE INDEX sg_audit_time ON sg_audit (log, time)",
 ]
 
 DDL: dict[Dialect, list[str]] = {
@@ -111,6 +110,34 @@ DDL: dict[Dialect, list[str]] = {
             END $$""",
         """CREATE TRIGGER sg_audit_chain BEFORE INSERT ON sg_audit
             FOR EACH ROW EXECUTE FUNCTION sg_audit_chain()""",
+        # The writer's statements (StoreAuditLog, PostgreSQL): take the log's lock (session
+        # level) and read the head with a fresh snapshot, in one round trip (a volatile
+        # function's statements each take a snapshot, so a record committed while this
+        # waited for the lock is seen); then, after the INSERT committed, release the
+        # lock and, when durable, commit with synchronous_commit on: that waits for the
+        # WAL up to this commit, past the record's.
+        """CREATE OR REPLACE FUNCTION sg_audit_lock_head(lock_name TEXT, log_name TEXT,
+                                                        OUT head_seq BIGINT, OUT head_hash TEXT)
+            LANGUAGE plpgsql AS $$
+            BEGIN
+                PERFORM pg_advisory_lock(hashtext(lock_name));
+                SELECT seq, hash INTO head_seq, head_hash FROM sg_audit
+                    WHERE log = log_name ORDER BY seq DESC LIMIT 1;
+                IF NOT FOUND THEN
+                    head_seq := 0;
+                    head_hash := repeat('0', 64);
+                END IF;
+            END $$""",
+        """CREATE OR REPLACE FUNCTION sg_audit_release(lock_name TEXT, durable BOOLEAN)
+            RETURNS BOOLEAN LANGUAGE plpgsql AS $$
+            BEGIN
+                PERFORM pg_advisory_unlock(hashtext(lock_name));
+                IF durable THEN
+                    PERFORM set_config('synchronous_commit', 'on', true);
+                    PERFORM pg_current_xact_id();
+                END IF;
+                RETURN true;
+            END $$""",
     ],
 }
 

@@ -46,6 +46,10 @@ _INSERT = (
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _HEAD = "SELECT seq, hash, line FROM sg_audit WHERE log = ? ORDER BY seq DESC LIMIT 1"
+_HEAD_SEQ = "SELECT seq, hash FROM sg_audit WHERE log = ? ORDER BY seq DESC LIMIT 1"
+_LOCK_HEAD = "SELECT head_seq, head_hash FROM sg_audit_lock_head(?, ?)"
+_UNLOCK = "SELECT pg_advisory_unlock(hashtext(?))"
+_RELEASE = "SELECT sg_audit_release(?, ?)"
 
 
 def text_field(record: Mapping[str, Any], key: str) -> str | None:
@@ -76,7 +80,11 @@ class StoreAuditLog:
         self._lock_name = LOCK_PREFIX + log
         self._lock = threading.Lock()
         self._closed = False
-        self._db = Database(self.url, fsync=fsync)
+        self._pg = self.url.dialect == "postgresql"
+        self._fsync = fsync
+        # PostgreSQL: the record's own commit never waits for the disk; _append_pg's
+        # release waits instead, outside the lock, when fsync is on.
+        self._db = Database(self.url, fsync=fsync and not self._pg)
         try:
             try:
                 _audit_schema.ensure(self._db)
@@ -150,23 +158,64 @@ class StoreAuditLog:
         with self._lock:
             self._check_open()
             try:
-                with self._db.transaction() as tx:
-                    tx.lock(self._lock_name)
-                    head = tx.one("SELECT seq, hash FROM sg_audit WHERE log = ? "
-                                  "ORDER BY seq DESC LIMIT 1", (self.log,))
-                    seq, prev = (int(head[0]), str(head[1])) if head else (0, GENESIS)
-                    line, digest = seal(body, seq + 1, prev)
-                    text = line[:-1].decode("utf-8")  # sealed lines are valid UTF-8
-                    sealed = json.loads(text)
-                    tx.execute(_INSERT, (
-                        self.log, seq + 1, prev, digest, sealed["time"],
-                        text_field(sealed, "type"), text_field(sealed, "call_id"),
-                        text_field(sealed, "subject"), text,
-                    ))
+                digest = self._append_pg(body) if self._pg else self._append_sqlite(body)
             except StoreError as exc:
                 raise AuditError(f"audit log {self.log!r}: record not written: {exc}") from None
             self._last = digest
             return digest
+
+    def _row(self, body: dict[str, object], seq: int, prev: str) -> tuple[str, tuple[Any, ...]]:
+        """``(hash, INSERT parameters)`` of ``body`` sealed as record ``seq`` after ``prev``."""
+        line, digest = seal(body, seq, prev)
+        text = line[:-1].decode("utf-8")  # sealed lines are valid UTF-8
+        sealed = json.loads(text)
+        return digest, (
+            self.log, seq, prev, digest, sealed["time"], text_field(sealed, "type"),
+            text_field(sealed, "call_id"), text_field(sealed, "subject"), text,
+        )
+
+    def _append_sqlite(self, body: dict[str, object]) -> str:
+        with self._db.transaction() as tx:  # BEGIN IMMEDIATE: the only writer until commit
+            head = tx.one(_HEAD_SEQ, (self.log,))
+            seq, prev = (int(head[0]), str(head[1])) if head else (0, GENESIS)
+            digest, row = self._row(body, seq + 1, prev)
+            tx.execute(_INSERT, row)
+        return digest
+
+    def _append_pg(self, body: dict[str, object]) -> str:
+        """Three statements, each its own transaction (one round trip each).
+
+        1. take the log's advisory lock (session level) and read the head;
+        2. insert the sealed record: committed, without waiting for the disk;
+        3. release the lock and, with ``fsync``, commit with ``synchronous_commit
+           = on``, which returns once the WAL is on disk up to this commit, past
+           the record's.
+
+        So the lock is held for two round trips, never across a disk flush, and
+        concurrent writers share their flushes (group commit). WAL is sequential:
+        a crash keeps a prefix of it, never a record without the one it chains
+        onto. ``append`` returns only after step 3, so a caller never acts on a
+        record that is not durable as configured; a reader may see a record a
+        moment before it is.
+        """
+        db = self._db
+        head = db.statement(_LOCK_HEAD, (self._lock_name, self.log))
+        try:
+            seq, prev = int(head[0][0]), str(head[0][1])
+            digest, row = self._row(body, seq + 1, prev)
+            db.statement(_INSERT, row)
+        except BaseException:
+            try:
+                db.statement(_UNLOCK, (self._lock_name,))
+            except StoreError:
+                db.reconnect()  # a session's advisory locks end with it
+            raise
+        try:
+            db.statement(_RELEASE, (self._lock_name, self._fsync))
+        except StoreError:
+            db.reconnect()  # the lock must not outlive a failed release
+            raise
+        return digest
 
     def close(self) -> None:
         """Close the connection; later appends raise. Idempotent."""

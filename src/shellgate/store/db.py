@@ -241,6 +241,29 @@ class Database:
             except Exception as exc:
                 raise self.failure(exc) from exc
 
+    def statement(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """One statement as its own transaction, in one round trip; its rows.
+
+        PostgreSQL: run in autocommit (no ``BEGIN``/``COMMIT`` round trips), so a
+        session-level lock or setting it takes outlives it. SQLite: a
+        :meth:`transaction` of that one statement.
+        """
+        if self.dialect == "sqlite":
+            with self.transaction() as tx:
+                return tx.execute(sql, params)
+        with self._lock:
+            conn = self._connect()
+            try:
+                conn.autocommit = True
+            except Exception as exc:
+                raise self.failure(exc) from exc
+            try:
+                return Tx(self, conn).execute(sql, params)
+            finally:
+                if self._conn is conn:
+                    with contextlib.suppress(Exception):  # broken: dropped, reconnects
+                        conn.autocommit = False
+
     def listen(self, channel: str) -> Listener:
         """A dedicated connection waiting for ``channel`` (PostgreSQL); see :class:`Listener`."""
         return Listener(self.url, channel)

@@ -1,0 +1,130 @@
+"""Issue 13 benchmark: audit appends per second from 4 writer processes, fsync on.
+
+Three stores in one run, each written by 4 real processes appending ``--records``
+records each through the real writer, all with fsync on:
+
+* PostgreSQL: a throwaway cluster with ``fsync=on`` (``tests.pgcluster``),
+  ``StoreAuditLog`` with ``synchronous_commit = on``: each append is one
+  transaction under the log's advisory lock (target: >= 1,000 appends/s);
+* SQLite: ``StoreAuditLog`` on a WAL file with ``synchronous = FULL``;
+* the file log: ``AuditLog(fsync=True)``, ``flock`` + ``write`` + ``fsync``.
+
+The writers open their log first and start together (a go file), so the time
+is the appends alone. Then the chain is verified (every record, one chain).
+Prints appends/s per store and PostgreSQL's ratio to the two baselines; exits 1
+when the PostgreSQL target is missed or a chain does not verify.
+
+    python benchmarks/fleet_audit.py [--records 500] [--writers 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT))
+
+from tests.pgcluster import Cluster  # noqa: E402
+
+from shellgate.audit import verify  # noqa: E402
+from shellgate.store.audit import open_reader, verify_store  # noqa: E402
+
+TARGET_PG_APPENDS_S = 1_000
+
+WRITER = """
+import os, sys, time
+from pathlib import Path
+kind, where, me, n, go = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+if kind == "file":
+    from shellgate.audit import AuditLog
+    log = AuditLog(Path(where), fsync=True)
+else:
+    from shellgate.store.audit_log import StoreAuditLog
+    log = StoreAuditLog(where, "bench", fsync=True)
+record = {"type": "decision", "subject": me, "tenant": "default", "tool": "bash",
+          "command": "git status --short", "decision": "allow", "reason": "rule 12",
+          "layer": "casbin", "segments": [{"command": "git status --short", "decision": "allow"}]}
+Path(go + "." + me).touch()
+while not os.path.exists(go):
+    time.sleep(0.001)
+for i in range(n):
+    log.append({**record, "call_id": f"{me}-{i}"})
+log.close()
+"""
+
+
+def run_writers(kind: str, where: str, writers: int, records: int, tmp: Path) -> float:
+    """Appends/s of ``writers`` processes appending ``records`` each to one log."""
+    go = tmp / f"go-{kind}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, kind, where, f"w{k}", str(records),
+                          str(go)], env=env)
+        for k in range(writers)
+    ]
+    deadline = time.monotonic() + 120
+    while not all((tmp / f"go-{kind}.w{k}").exists() for k in range(writers)):
+        if time.monotonic() > deadline or any(p.poll() not in (None, 0) for p in procs):
+            raise SystemExit(f"{kind}: a writer did not start")
+        time.sleep(0.005)
+    start = time.perf_counter()
+    go.touch()
+    for proc in procs:
+        if proc.wait(timeout=600) != 0:
+            raise SystemExit(f"{kind}: a writer failed")
+    elapsed = time.perf_counter() - start
+    return writers * records / elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=500, help="appends per writer")
+    parser.add_argument("--writers", type=int, default=4)
+    args = parser.parse_args()
+    total = args.writers * args.records
+    ok = True
+    rates: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp_name, Cluster(fsync=True) as cluster:
+        tmp = Path(tmp_name)
+        one = run_writers("pg-1", cluster.create_database("bench1"), 1, args.records, tmp)
+        print(f"{'postgresql':10} {one:8.0f} appends/s  (1 writer x {args.records}, fsync on: "
+              "the baseline for group commit)")
+        stores = {
+            "postgresql": cluster.create_database("bench"),
+            "sqlite": f"sqlite://{tmp / 'audit.db'}",
+            "file": str(tmp / "audit.jsonl"),
+        }
+        for kind, where in stores.items():
+            rates[kind] = run_writers(kind, where, args.writers, args.records, tmp)
+            check_start = time.perf_counter()
+            if kind == "file":
+                result = verify(Path(where))
+            else:
+                with open_reader(where) as db:
+                    result = verify_store(db, "bench")
+            check_s = time.perf_counter() - check_start
+            intact = result.ok and result.records == total
+            ok = ok and intact
+            print(f"{kind:10} {rates[kind]:8.0f} appends/s  ({args.writers} writers x "
+                  f"{args.records}, fsync on); verify: {result.records} records "
+                  f"{'intact' if intact else 'BROKEN: ' + str(result.reason)} in {check_s:.2f} s")
+    pg = rates["postgresql"]
+    print(f"postgresql / sqlite = {pg / rates['sqlite']:.2f}x; "
+          f"postgresql / file = {pg / rates['file']:.2f}x")
+    met = pg >= TARGET_PG_APPENDS_S
+    load = Path("/proc/loadavg").read_text().split()[0]
+    print(f"{os.cpu_count()} CPUs, load average {load} (other work on the machine slows all three)")
+    print(f"target >= {TARGET_PG_APPENDS_S} appends/s on PostgreSQL: "
+          f"{'met' if met else 'MISSED'} ({pg:.0f})")
+    return 0 if ok and met else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
