@@ -98,11 +98,15 @@ def test_withdrawn_insert_permission_refuses_the_append(pg_url: str) -> None:
             tx.execute("REVOKE INSERT ON sg_audit FROM sg_writer")
         with pytest.raises(AuditError, match="permission denied for table sg_audit"):
             audit.append({"type": "decision"})
+        with Database(pg_url) as db, db.transaction() as tx:  # the log's lock was let go
+            assert tx.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'") == [(0,)]
     with Database(pg_url) as db, db.transaction() as tx:
         tx.execute("DROP OWNED BY sg_writer")
         tx.execute("DROP ROLE sg_writer")
+    with StoreAuditLog(pg_url) as owner:  # and the chain goes on
+        owner.append({"type": "decision"})
     with open_reader(pg_url) as db:
-        assert verify_store(db).records == 2
+        assert verify_store(db).records == 3
 
 
 def test_the_hook_path_loads_no_store_code_without_a_store(tmp_path: Path) -> None:

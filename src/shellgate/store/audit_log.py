@@ -8,17 +8,20 @@ so a row's ``line`` is byte for byte the line the file log would write.
 
 Invariants:
 
-* ``append`` returns only after the record is committed. Each append is one
-  transaction: take the log's lock (``pg_advisory_xact_lock`` on
-  ``"shellgate-audit:" + log``; SQLite's ``BEGIN IMMEDIATE`` is already
-  exclusive), read the chain's head from the table, seal, insert, commit. So any
-  number of processes on any number of hosts appending to one log make one
-  valid chain; none keeps a head of its own that could go stale.
+* ``append`` returns only after the record is committed (and, with ``fsync``,
+  on the store's disk). Each append takes the log's lock (an advisory lock on
+  ``"shellgate-audit:" + log`` on PostgreSQL; SQLite's ``BEGIN IMMEDIATE`` is
+  already exclusive), reads the chain's head from the table, seals and inserts
+  the record; so any number of processes on any number of hosts appending to
+  one log make one valid chain, and none keeps a head of its own that could go
+  stale. On PostgreSQL the lock is not held across the disk flush
+  (:meth:`StoreAuditLog._append_pg`).
 * Any failure (store unreachable, permission withdrawn, the chain trigger
-  refusing a row) raises :class:`~shellgate.errors.AuditError` and writes
-  nothing: the gate refuses the call, as with the file. The transaction is
-  atomic, so unlike the file a failure does not poison the log: the next append
-  reconnects and tries again.
+  refusing a row) raises :class:`~shellgate.errors.AuditError`: the gate
+  refuses the call, as with the file. A failure before the commit writes
+  nothing; one while waiting for the flush leaves the committed record (the
+  call is refused all the same). The record's transaction is atomic, so unlike
+  the file a failure does not poison the log: the next append reconnects.
 * The store is opened at construction (its schema created if missing) and the
   head record's own hash is checked, so a gate does not start on a store it
   cannot write or whose last record is damaged.
@@ -183,37 +186,37 @@ class StoreAuditLog:
         return digest
 
     def _append_pg(self, body: dict[str, object]) -> str:
-        """Three statements, each its own transaction (one round trip each).
+        """Two round trips (autocommit, so no ``BEGIN`` of this object's own):
 
         1. take the log's advisory lock (session level) and read the head;
-        2. insert the sealed record: committed, without waiting for the disk;
-        3. release the lock and, with ``fsync``, commit with ``synchronous_commit
-           = on``, which returns once the WAL is on disk up to this commit, past
-           the record's.
+        2. ``BEGIN; INSERT …; COMMIT; SELECT sg_audit_release(…)``: the record is
+           committed without waiting for the disk (the connection runs with
+           ``synchronous_commit = off``), then the lock is released and, with
+           ``fsync``, a commit with ``synchronous_commit = on`` returns once the
+           WAL is on disk up to it, past the record's.
 
-        So the lock is held for two round trips, never across a disk flush, and
-        concurrent writers share their flushes (group commit). WAL is sequential:
-        a crash keeps a prefix of it, never a record without the one it chains
-        onto. ``append`` returns only after step 3, so a caller never acts on a
-        record that is not durable as configured; a reader may see a record a
-        moment before it is.
+        So the lock is held for about one round trip, never across a disk flush,
+        and concurrent writers share their flushes (group commit). WAL is
+        sequential: a crash keeps a prefix of it, never a record without the one
+        it chains onto. ``append`` returns only after step 2, so a caller never
+        acts on a record that is not durable as configured; a reader may see a
+        record a moment before it is. On any failure the lock is released, or
+        the connection dropped (a session's advisory locks end with it).
         """
         db = self._db
         head = db.statement(_LOCK_HEAD, (self._lock_name, self.log))
         try:
             seq, prev = int(head[0][0]), str(head[0][1])
             digest, row = self._row(body, seq + 1, prev)
-            db.statement(_INSERT, row)
+            # Steps 2 and 3 in one round trip: the explicit COMMIT ends the record's
+            # transaction before the release runs; a failing INSERT skips the release.
+            db.batch(f"BEGIN; {_INSERT}; COMMIT; {_RELEASE}",
+                     (*row, self._lock_name, self._fsync))
         except BaseException:
             try:
                 db.statement(_UNLOCK, (self._lock_name,))
             except StoreError:
                 db.reconnect()  # a session's advisory locks end with it
-            raise
-        try:
-            db.statement(_RELEASE, (self._lock_name, self._fsync))
-        except StoreError:
-            db.reconnect()  # the lock must not outlive a failed release
             raise
         return digest
 

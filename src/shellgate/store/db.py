@@ -264,6 +264,39 @@ class Database:
                     with contextlib.suppress(Exception):  # broken: dropped, reconnects
                         conn.autocommit = False
 
+    def batch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Several ``;``-separated statements in one round trip (PostgreSQL only).
+
+        Parameters are bound on the client (psycopg's ``ClientCursor``) and the
+        text is sent as one simple query, outside any transaction this object
+        opened: write ``BEGIN; …; COMMIT;`` for a transaction. A failing
+        statement ends the batch (an open ``BEGIN`` block is rolled back). The
+        rows are the last statement's.
+        """
+        if self.dialect != "postgresql":
+            raise StoreError(f"{self.display}: batches are for PostgreSQL")
+        import psycopg
+
+        with self._lock:
+            conn = self._connect()
+            try:
+                conn.autocommit = True
+                cursor = psycopg.ClientCursor(conn)
+                cursor.execute(_QMARK.sub("%s", sql.replace("%", "%%")), tuple(params))
+                rows = list(cursor.fetchall()) if cursor.description is not None else []
+                conn.autocommit = False
+                return rows
+            except Exception as exc:
+                failure = self.failure(exc)
+                if self._conn is conn:
+                    try:  # a BEGIN block the failure left open (or aborted) ends here
+                        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                            conn.execute("ROLLBACK")
+                        conn.autocommit = False
+                    except Exception:
+                        self._drop()
+                raise failure from exc
+
     def listen(self, channel: str) -> Listener:
         """A dedicated connection waiting for ``channel`` (PostgreSQL); see :class:`Listener`."""
         return Listener(self.url, channel)
