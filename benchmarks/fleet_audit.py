@@ -47,6 +47,23 @@ kind, where, me, n, go = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 if kind == "file":
     from shellgate.audit import AuditLog
     log = AuditLog(Path(where), fsync=True)
+elif kind == "pg-xact":  # the first design, for comparison: one transaction, lock to commit
+    from shellgate.audit._chain import GENESIS
+    from shellgate.store import audit_log as al
+    from shellgate.store.db import Database
+
+    class OneTransaction(al.StoreAuditLog):
+        def _append_pg(self, body):
+            with self._xdb.transaction() as tx:
+                tx.lock(self._lock_name)
+                head = tx.one(al._HEAD_SEQ, (self.log,))
+                seq, prev = (int(head[0]), str(head[1])) if head else (0, GENESIS)
+                digest, row = self._row(body, seq + 1, prev)
+                tx.execute(al._INSERT, row)
+            return digest
+
+    log = OneTransaction(where, "bench", fsync=True)
+    log._xdb = Database(where, fsync=True)  # synchronous_commit on for the whole transaction
 else:
     from shellgate.store.audit_log import StoreAuditLog
     log = StoreAuditLog(where, "bench", fsync=True)  # pg-1 too: one writer alone
@@ -102,7 +119,8 @@ def main() -> int:
     args = parser.parse_args()
     total = args.writers * args.records
     ok = True
-    rates: dict[str, list[float]] = {"pg-1": [], "postgresql": [], "sqlite": [], "file": []}
+    rates: dict[str, list[float]] = {
+        "pg-1": [], "postgresql": [], "pg-xact": [], "sqlite": [], "file": []}
     with tempfile.TemporaryDirectory() as tmp_name, Cluster(fsync=True) as cluster:
         tmp = Path(tmp_name)
         for r in range(args.rounds):  # interleaved, so machine noise hits every store alike
@@ -111,6 +129,7 @@ def main() -> int:
             stores = {
                 "pg-1": (cluster.create_database(f"one{r}"), 1),
                 "postgresql": (cluster.create_database(f"bench{r}"), args.writers),
+                "pg-xact": (cluster.create_database(f"xact{r}"), args.writers),
                 "sqlite": (f"sqlite://{round_dir / 'audit.db'}", args.writers),
                 "file": (str(round_dir / "audit.jsonl"), args.writers),
             }
@@ -128,6 +147,8 @@ def main() -> int:
     print(f"medians over {args.rounds} rounds, {args.writers} writers x {args.records} records, "
           "fsync on, every chain verified intact:" if ok else "medians (a chain did NOT verify):")
     print(f"  postgresql {med['postgresql']:.0f} appends/s (1 writer alone: {med['pg-1']:.0f}/s)")
+    print(f"  postgresql, first design (xact lock held to a synchronous commit): "
+          f"{med['pg-xact']:.0f} appends/s")
     print(f"  sqlite     {med['sqlite']:.0f} appends/s")
     print(f"  file       {med['file']:.0f} appends/s")
     print(f"  postgresql / sqlite = {med['postgresql'] / med['sqlite']:.2f}x; "
