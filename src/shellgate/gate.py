@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from shellgate.approval import Approver, SessionGrants, make_approver
 from shellgate.approval.sealed import Approval, ApprovalSeal
-from shellgate.audit import AuditLog
+from shellgate.audit import AuditSink, open_audit
 from shellgate.config import Config, load_config
 from shellgate.decider import Decider
 from shellgate.errors import ShellgateError, TaskError, ToolInputError
@@ -60,7 +60,7 @@ class Gate:
         *,
         approver: Approver | None = None,
         notices: NoticeSink | None = None,
-        audit: AuditLog | None = None,
+        audit: AuditSink | None = None,
         env: Mapping[str, str] | None = None,
         session: str | None = None,
         keep_spill: bool = False,
@@ -73,11 +73,7 @@ class Gate:
         self.approver: Approver = approver or make_approver(self.config.approval)
         self._queue = QueueNotices() if notices is None else None
         self.tasks = TaskRegistry(self.config.executor.max_tasks, notices or self._queue)  # type: ignore[arg-type]
-        self.audit = (
-            audit
-            if audit is not None
-            else AuditLog(self.config.audit.path, fsync=self.config.audit.fsync)
-        )
+        self.audit = audit if audit is not None else open_audit(self.config.audit)
         self.grants = SessionGrants()
         self.seal = ApprovalSeal(approval_key)
         self.env = dict(env or {})
