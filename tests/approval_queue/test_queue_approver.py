@@ -218,3 +218,14 @@ def test_make_approver_builds_the_queue(tmp_path: Path) -> None:
     assert not (tmp_path / "q.db").exists()  # nothing is opened until a call asks
     with pytest.raises(StoreError):
         QueueApprover("mysql://x/y", timeout_ms=10)
+
+
+def test_mcp_server_asks_the_queue_not_the_client(tmp_path: Path) -> None:
+    from shellgate.mcp_server import MCPHandlers
+
+    handlers = MCPHandlers(queue_config(tmp_path, f"sqlite://{tmp_path / 'q.db'}"))
+    assert isinstance(handlers.approver, QueueApprover)
+    assert handlers.asker.client_asks is False
+    plain = MCPHandlers(queue_config(tmp_path, "", mode="deny"))
+    assert not isinstance(plain.approver, QueueApprover)
+    assert plain.asker.client_asks is True

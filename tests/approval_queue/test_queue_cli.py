@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -131,6 +132,23 @@ def test_timed_out_call_is_denied_and_a_later_approve_exits_1(
     assert late.returncode == 1
     assert late.stderr == f"error: approval {row['id']} has expired\n"
     assert not (tmp_path / "ws" / "late.txt").exists()
+
+
+def test_sigterm_to_the_waiting_run_expires_its_row(tmp_path: Path, store_url: str) -> None:
+    config = write_config(tmp_path, store_url)
+    proc = start_run(config, "touch never.txt")
+    try:
+        (row,) = wait_listed(config)
+        proc.send_signal(signal.SIGTERM)
+        status, _, _ = finish(proc)
+    finally:
+        stop(proc)
+    assert status == 143
+    (gone,) = listed(config, "--all")
+    assert (gone["id"], gone["status"]) == (row["id"], "expired")
+    late = sg("approvals", "approve", row["id"], "--store", store_url)
+    assert late.returncode == 1
+    assert not (tmp_path / "ws" / "never.txt").exists()
 
 
 def test_two_racing_answers_one_wins(tmp_path: Path, store_url: str) -> None:
