@@ -159,8 +159,12 @@ class ModernAsk:
     process, or from before a restart, is refused — decide again).
     """
 
-    def __init__(self, timeout_ms: int, *, key: bytes | None = None) -> None:
+    def __init__(
+        self, timeout_ms: int, *, key: bytes | None = None, client_asks: bool = True
+    ) -> None:
         self.timeout_s = timeout_ms / 1000
+        #: False with ``[approval] mode = "queue"``: the queue answers, not the client.
+        self.client_asks = client_asks
         self._codec = AESGCMRequestStateCodec([key if key is not None else os.urandom(32)])
 
     async def call(
@@ -184,7 +188,7 @@ class ModernAsk:
                     params.input_responses,
                     abort,
                 )
-            if params.name == "bash" and uses_input_required(ctx):
+            if params.name == "bash" and self.client_asks and uses_input_required(ctx):
                 return await self._first_round(gate, owner, arguments, abort)
         except ShellgateError as exc:  # the audit log failed: nothing ran, the model reads it
             return ToolResult(render.error(str(exc)), True, "error")

@@ -47,7 +47,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.session import ServerSession
 
-from shellgate.approval import AllowApprover, Approver, DenyApprover
+from shellgate.approval import AllowApprover, Approver, DenyApprover, make_approver
 from shellgate.config import Config
 from shellgate.gate import Gate, ToolResult
 from shellgate.mcp_ask import CANCELLED as CANCELLED  # the tool texts, kept importable here
@@ -161,8 +161,12 @@ class MCPHandlers:
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.approver = ElicitationApprover(_headless(config))
-        self.asker = ModernAsk(config.approval.timeout_ms)  # routes each call's ask
+        self.approver: Approver = ElicitationApprover(_headless(config))
+        queue = config.approval.mode == "queue"
+        if queue:  # the deployment's queue answers every ask, not the client's user
+            self.approver = make_approver(config.approval)
+        # routes each call's ask
+        self.asker = ModernAsk(config.approval.timeout_ms, client_asks=not queue)
         self.server: Server[Any] = Server(
             SERVER_NAME,
             version=_version(),

@@ -174,6 +174,8 @@ class ApprovalRequest(_Frozen):
     session_scope: tuple[
         str, ...
     ] = ()  # commands an allow-for-session would cover; () = not offered
+    #: The gate call's id (its audit records' ``call_id``); "" when not known.
+    call_id: str = ""
 
 
 class ApprovalAnswer(_Frozen):

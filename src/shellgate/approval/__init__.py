@@ -7,7 +7,9 @@ unoffered session grant all mean ``deny``). Built-ins:
 * :class:`DenyApprover` — headless default: nobody to ask means no;
 * :class:`PromptApprover` — an interactive terminal;
 * :class:`CallbackApprover` — a function from the Python API;
-* :class:`AllowApprover` — tests only; warns on every use.
+* :class:`AllowApprover` — tests only; warns on every use;
+* :class:`~shellgate.approval.queue.QueueApprover` — a shared queue in a database
+  that people answer with ``shellgate approvals`` or the web console.
 
 An answer given out of band (a framework that pauses a run and resumes it) is an
 :class:`Approval`, sealed and bound to one call by :class:`ApprovalSeal` (:mod:`.sealed`).
@@ -88,4 +90,9 @@ def make_approver(
             "for tests only"
         )
         return AllowApprover()
+    if config.mode == "queue":
+        from shellgate.approval.queue import QueueApprover
+
+        assert config.store is not None  # ApprovalConfig refuses queue without a store
+        return QueueApprover(config.store, timeout_ms=config.timeout_ms)
     raise ValueError(f"unknown approval mode {config.mode!r}")  # pragma: no cover - Literal

@@ -20,15 +20,17 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import secrets
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from shellgate.approval import ask_with_timeout, session_scope
+from shellgate.approval import approver_name, ask_with_timeout, session_scope
 from shellgate.approval.question import approval_question
 from shellgate.approval.sealed import Approval, ApprovalRefused, arguments_digest
 from shellgate.errors import ExecutionError, TaskError, ToolInputError
 from shellgate.executors import ExecRequest, Executor
 from shellgate.models import (
     MODE_ORDER,
+    ApprovalAnswer,
     ApprovalRequest,
     CallInfo,
     RunResult,
@@ -42,6 +44,8 @@ from shellgate.tools.wrappers import WrapperFailed, Wrappers, check_plan
 
 if TYPE_CHECKING:
     from shellgate.gate import Gate, ToolResult
+
+T = TypeVar("T")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -249,8 +253,21 @@ class BashCall:
             escalation=escalation,
             justification=justification,
             session_scope=session_scope(verdict, permitted=permitted),
+            call_id=self.call_id,
         )
-        answer = await ask_with_timeout(gate.approver, request, gate.config.approval.timeout_ms)
+        answer = await self._ask(request)
+        if answer is None:  # aborted while a person was being asked: nothing runs
+            self._audit(
+                "approval",
+                question=request.question,
+                escalation=escalation,
+                justification=justification,
+                answer="deny",
+                message="tool call aborted while waiting for approval",
+                approver=approver_name(gate.approver),
+            )
+            self._audit("result", is_error=True, outcome="aborted")
+            return self._result(render.error("tool call aborted"), True, "aborted")
         self._audit(
             "approval",
             question=request.question,
@@ -272,6 +289,17 @@ class BashCall:
         if answer.answer == "allow_session":
             gate.grants.grant(call, request.session_scope)
         return None
+
+    async def _ask(self, request: ApprovalRequest) -> ApprovalAnswer | None:
+        """Ask the approver (fail closed); None when the call is aborted meanwhile (the
+        question is cancelled, so a queued one is withdrawn, not left to be answered)."""
+        timeout_ms = self.gate.config.approval.timeout_ms
+        try:
+            return await _unless_aborted(
+                self.abort, ask_with_timeout(self.gate.approver, request, timeout_ms)
+            )
+        except _Aborted:
+            return None
 
     async def _execute(
         self, call: CallInfo, args: SandboxedBashArgs, kind: str, mode: SandboxMode
@@ -328,27 +356,7 @@ class BashCall:
         return self._result(render.run_result(result), False, "ok", result)
 
     async def _run_foreground(self, executor: Executor, request: ExecRequest) -> RunResult:
-        if self.abort is None:
-            # No abort event: a cancellation of our caller reaches ``run`` directly,
-            # and it stops the command before re-raising. (No task: one loop turn
-            # less before the spawn.)
-            return await executor.run(request)
-        job = asyncio.ensure_future(executor.run(request))
-        stop = asyncio.ensure_future(self.abort.wait())
-        try:
-            await asyncio.wait([job, stop], return_when=asyncio.FIRST_COMPLETED)
-        except BaseException:
-            # Our caller was cancelled: the command must not outlive the call.
-            job.cancel()
-            await asyncio.gather(job, return_exceptions=True)
-            raise
-        finally:
-            stop.cancel()
-        if not job.done():
-            job.cancel()
-            await asyncio.gather(job, return_exceptions=True)
-            raise _Aborted
-        return job.result()
+        return await _unless_aborted(self.abort, executor.run(request))
 
     async def _start(
         self, executor: Executor, request: ExecRequest, wrappers: Wrappers
@@ -400,3 +408,30 @@ class BashCall:
 
 class _Aborted(Exception):
     pass
+
+
+async def _unless_aborted(abort: asyncio.Event | None, work: Coroutine[Any, Any, T]) -> T:
+    """``await work``, unless ``abort`` is set first: then it is cancelled and
+    :class:`_Aborted` raised. A cancellation of our caller cancels it too.
+
+    Without an abort event a cancellation of our caller reaches ``work`` directly
+    (no task: one loop turn less before a spawn).
+    """
+    if abort is None:
+        return await work
+    job = asyncio.ensure_future(work)
+    stop = asyncio.ensure_future(abort.wait())
+    try:
+        await asyncio.wait([job, stop], return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        # Our caller was cancelled: the work (a command, a question) must not outlive it.
+        job.cancel()
+        await asyncio.gather(job, return_exceptions=True)
+        raise
+    finally:
+        stop.cancel()
+    if not job.done():
+        job.cancel()
+        await asyncio.gather(job, return_exceptions=True)
+        raise _Aborted
+    return job.result()
