@@ -97,7 +97,12 @@ def load_logged(config: Path | None, log_level: str) -> Config:
             f"invalid --log-level: expected DEBUG, INFO, WARNING or ERROR, got {log_level!r}"
         )
     cfg = load(config)
-    logging.basicConfig(level=level, format="shellgate mcp: %(levelname)s %(name)s: %(message)s")
+    from shellgate.ops.logs import configure_logging
+
+    # [observability] log_format: these lines, or one JSON object a line (docs/operations.md)
+    configure_logging(
+        cfg, level=level, text_format="shellgate mcp: %(levelname)s %(name)s: %(message)s"
+    )
     return cfg
 
 
