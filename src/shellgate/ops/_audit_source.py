@@ -13,8 +13,9 @@ open and its byte offset. A record is identified by its place in the chain
   renamed file through its open descriptor, then moves to the new file at the
   path once that file holds data (its first record is the ``link``, whose
   ``seq`` continues the old file's), so nothing is lost or counted twice;
-* **copytruncate** (the file shrinks under the reader): it reads the file again
-  from the start; the records it already counted are skipped by ``seq``;
+* **copytruncate** (the file shrinks under the reader, or its first bytes are
+  no longer those of the first record read): it reads the file again from the
+  start; the records it already counted are skipped by ``seq``;
 * **a replaced file** holding a copy of what was counted (a restore, ``cp``) is
   skipped by ``seq`` likewise;
 * **a new chain** (a file starting at genesis whose first hash differs from the
@@ -45,6 +46,7 @@ from shellgate.errors import StoreError
 MAX_RECORDS_PER_SCRAPE = 100_000
 READ_CHUNK_BYTES = 1 << 20
 PAGE = 1000
+HEAD_BYTES = 256  # a first record's first bytes hold its call_id or hash
 GENESIS = "0" * 64
 
 
@@ -57,6 +59,7 @@ class AuditFileCursor:
         self._ident: tuple[int, int] | None = None
         self._offset = 0
         self._partial = b""
+        self._head = b""  # the file's first bytes: a truncated and rewritten file differs
         self._chain: str | None = None  # hash of the genesis record of the chain counted
         self.last_seq = 0
         self.unreadable = 0
@@ -100,13 +103,15 @@ class AuditFileCursor:
             raise StoreError(f"audit file {self.path}: not a regular file")
         self.close()
         self._fd, self._ident = fd, (st.st_dev, st.st_ino)
-        self._offset, self._partial = 0, b""
+        self._offset, self._partial, self._head = 0, b"", b""
 
     def _drain(self, budget: int) -> Iterator[dict[str, Any]]:
         """Complete lines from ``_offset`` (where the first unread line starts)."""
         assert self._fd is not None
-        if os.fstat(self._fd).st_size < self._offset:  # copytruncate: read it again
-            self._offset, self._partial = 0, b""
+        if os.fstat(self._fd).st_size < self._offset or (
+            self._head and os.pread(self._fd, len(self._head), 0) != self._head
+        ):  # truncated (copytruncate) and maybe written past our offset since: read it again
+            self._offset, self._partial, self._head = 0, b"", b""
         while budget > 0:
             chunk = os.pread(self._fd, READ_CHUNK_BYTES, self._offset + len(self._partial))
             if not chunk:
@@ -117,6 +122,8 @@ class AuditFileCursor:
                 if end < 0:
                     break
                 line, start = data[start:end], end + 1
+                if self._offset == 0:
+                    self._head = data[: min(end + 1, HEAD_BYTES)]
                 self._offset += len(line) + 1
                 record = self._accept(line)
                 if record is not None:
@@ -162,9 +169,12 @@ class AuditStoreCursor:
             for row in rows:
                 seq = row.get("seq")
                 if not isinstance(seq, int) or seq <= self.last_seq:
-                    self.unreadable += 1
+                    self.unreadable += 1  # not expected of an append-only table
                     continue
                 self.last_seq = seq
+                if row.get("type") == "unreadable":  # read_records' stand-in for a bad line
+                    self.unreadable += 1
+                    continue
                 read += 1
                 yield row
             if len(rows) < PAGE:

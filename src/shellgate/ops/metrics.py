@@ -39,7 +39,7 @@ from prometheus_client.core import (
     Metric,
 )
 
-from shellgate.errors import StoreError
+from shellgate.errors import ShellgateError
 from shellgate.ops._audit_source import AuditFileCursor, AuditStoreCursor
 from shellgate.ops._tally import MAX_LABEL_CHARS, AuditTally
 from shellgate.store.db import Database
@@ -198,7 +198,7 @@ class Metrics:
                 with db.transaction() as tx:
                     tx.one("SELECT 1")
                 checked[url] = None
-            except StoreError as exc:
+            except ShellgateError as exc:
                 checked[url] = str(exc)
         return checked[url]
 
@@ -246,7 +246,7 @@ class Metrics:
             return problem
         try:
             read(self._db(url))
-        except StoreError as exc:
+        except ShellgateError as exc:
             return str(exc)
         return None
 
@@ -268,7 +268,7 @@ class Metrics:
         assert cursor is not None
         try:
             self._tally_all(cursor.poll())
-        except StoreError as exc:
+        except ShellgateError as exc:
             return str(exc)
         return None
 
@@ -337,13 +337,21 @@ def _policy(db: Database) -> list[Metric]:
         "When each gate last reported to the policy store (Unix time).",
         labels=["host", "gate"],
     )
+    healthy = GaugeMetricFamily(
+        "shellgate_policy_host_ok",
+        "1 when the gate reports its policy as good, 0 when it reports a problem "
+        "(an unreachable store, no good policy).",
+        labels=["host", "gate"],
+    )
     for host in store.hosts()[:MAX_HOSTS]:
         labels = [_label(host.host), _label(host.gate)]
-        version.add_metric(labels, float(host.policy_version))
+        if host.policy_version is not None:  # None: the gate has no good policy
+            version.add_metric(labels, float(host.policy_version))
         last_seen = _epoch(host.last_seen)
         if last_seen is not None:
             seen.add_metric(labels, last_seen)
-    return [head, version, seen]
+        healthy.add_metric(labels, 1.0 if host.status == "ok" else 0.0)
+    return [head, version, seen, healthy]
 
 
 _default = Metrics()
