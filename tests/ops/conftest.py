@@ -10,6 +10,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from shellgate.ops.metrics import Metrics
+
 _EXPORTER = InMemorySpanExporter()
 
 
@@ -28,3 +30,11 @@ def spans() -> Iterator[InMemorySpanExporter]:
     _EXPORTER.clear()
     yield _EXPORTER
     _EXPORTER.clear()
+
+
+@pytest.fixture
+def metrics() -> Iterator[Metrics]:
+    """A fresh metrics state (as in a new console process), its connections closed after."""
+    state = Metrics()
+    yield state
+    state.close()

@@ -33,10 +33,11 @@ async def _calls(config: Config, commands: list[str]) -> None:
             await gate.call("bash", {"command": command, "description": "t"})
 
 
-async def test_decisions_and_results_from_the_audit_store(store_url: str, tmp_path: Path) -> None:
+async def test_decisions_and_results_from_the_audit_store(
+    store_url: str, tmp_path: Path, metrics: Metrics
+) -> None:
     config = gate_config(tmp_path, audit={"store": store_url})
     await _calls(config, ["echo one", "false", "rm gone", "touch no-thanks"])
-    metrics = Metrics()
     first = scrape(metrics, config)
     assert value(first, "shellgate_store_up", store="audit") == 1
     assert total(first, "shellgate_decisions_total", effect="allow") == 2
@@ -63,7 +64,7 @@ def _submit(queue: ApprovalQueue, n: int, timeout_s: float = 600.0) -> Any:
     )
 
 
-def test_approval_latency_and_pending(store_url: str, tmp_path: Path) -> None:
+def test_approval_latency_and_pending(store_url: str, tmp_path: Path, metrics: Metrics) -> None:
     db = Database(store_url)
     queue = ApprovalQueue(db)
     approved = _submit(queue, 1)
@@ -75,7 +76,6 @@ def test_approval_latency_and_pending(store_url: str, tmp_path: Path) -> None:
     assert wait_until(lambda: queue.get(expiring.id).status == "expired", timeout_s=10)  # type: ignore[union-attr]
     config = gate_config(tmp_path, audit={"path": ""},
                          approval={"mode": "queue", "store": store_url})
-    metrics = Metrics()
     first = scrape(metrics, config)
     assert value(first, "shellgate_store_up", store="approval") == 1
     for outcome in ("approved", "denied", "expired"):
@@ -83,7 +83,8 @@ def test_approval_latency_and_pending(store_url: str, tmp_path: Path) -> None:
         assert value(first, "shellgate_approval_latency_seconds_bucket", outcome=outcome,
                      le="+Inf") == 1
     answered = queue.get(approved.id)
-    assert answered is not None and answered.answered_at is not None
+    assert answered is not None
+    assert answered.answered_at is not None
     assert value(first, "shellgate_approval_latency_seconds_sum", outcome="approved") == (
         pytest.approx(answered.answered_at - answered.created_at)
     )
@@ -111,7 +112,7 @@ def _closed_port() -> int:
 
 
 def test_unreachable_stores_answer_up_0_without_the_password(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, metrics: Metrics
 ) -> None:
     url = f"postgresql://sg:s3cr3t-pw@127.0.0.1:{_closed_port()}/fleet"
     config = gate_config(
@@ -120,7 +121,6 @@ def test_unreachable_stores_answer_up_0_without_the_password(
         approval={"mode": "queue", "store": url},
         policy={"store": url},
     )
-    metrics = Metrics()
     with caplog.at_level(logging.WARNING, logger="shellgate.ops.metrics"):
         body, _ = metrics.render(config)
         metrics.render(config)  # logged once, not on every scrape
@@ -133,7 +133,9 @@ def test_unreachable_stores_answer_up_0_without_the_password(
     assert all("sg:***@127.0.0.1" in m and "s3cr3t" not in m for m in logged)
 
 
-def test_a_store_that_goes_away_keeps_its_counts(pg_cluster: Any, tmp_path: Path) -> None:
+def test_a_store_that_goes_away_keeps_its_counts(
+    pg_cluster: Any, tmp_path: Path, metrics: Metrics
+) -> None:
     import asyncio
 
     import psycopg
@@ -141,7 +143,6 @@ def test_a_store_that_goes_away_keeps_its_counts(pg_cluster: Any, tmp_path: Path
     url = pg_cluster.create_database()
     config = gate_config(tmp_path, audit={"store": url})
     asyncio.run(_calls(config, ["echo one", "echo two"]))
-    metrics = Metrics()
     up = scrape(metrics, config)
     assert value(up, "shellgate_results_total", executor="local", outcome="exit_0") == 2
     name = url.rsplit("/", 1)[1]
@@ -151,4 +152,3 @@ def test_a_store_that_goes_away_keeps_its_counts(pg_cluster: Any, tmp_path: Path
     assert value(down, "shellgate_store_up", store="audit") == 0
     assert_monotonic(up, down)
     assert value(down, "shellgate_results_total", executor="local", outcome="exit_0") == 2
-    metrics.close()
