@@ -28,6 +28,7 @@ def policy_dir(tmp_path: Path) -> Path:
     policy.mkdir(exist_ok=True)
     shutil.copy(SHIPPED_MODEL, policy / "model.conf")
     (policy / "policy.csv").write_text(textwrap.dedent(RULES).lstrip("\n"), encoding="utf-8")
+    (policy / "tests.csv").write_text("agent, default, deny, rm x\n", encoding="utf-8")
     return policy
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +16,13 @@ from shellgate.gate import Gate
 from shellgate.ops.metrics import LATENCY_BUCKETS_S, Metrics
 from shellgate.store.approvals import ApprovalQueue
 from shellgate.store.db import Database
-from tests.conftest import wait_until
+from tests.conftest import wait_until, wait_until_async
 from tests.ops.ops_helpers import (
     Approver,
     assert_monotonic,
     gate_config,
     parse,
+    policy_dir,
     scrape,
     total,
     value,
@@ -65,7 +67,13 @@ def _submit(queue: ApprovalQueue, n: int, timeout_s: float = 600.0) -> Any:
 
 
 def test_approval_latency_and_pending(store_url: str, tmp_path: Path, metrics: Metrics) -> None:
-    db = Database(store_url)
+    with Database(store_url) as db:
+        _approval_latency_and_pending(store_url, tmp_path, metrics, db)
+
+
+def _approval_latency_and_pending(
+    store_url: str, tmp_path: Path, metrics: Metrics, db: Database
+) -> None:
     queue = ApprovalQueue(db)
     approved = _submit(queue, 1)
     denied = _submit(queue, 2)
@@ -101,7 +109,6 @@ def test_approval_latency_and_pending(store_url: str, tmp_path: Path, metrics: M
     assert_monotonic(again, third)
     assert value(third, "shellgate_approval_latency_seconds_count", outcome="approved") == 2
     assert value(third, "shellgate_approvals_pending") == 0
-    db.close()
 
 
 def _closed_port() -> int:
@@ -152,3 +159,38 @@ def test_a_store_that_goes_away_keeps_its_counts(
     assert value(down, "shellgate_store_up", store="audit") == 0
     assert_monotonic(up, down)
     assert value(down, "shellgate_results_total", executor="local", outcome="exit_0") == 2
+
+
+async def test_policy_version_per_gate(store_url: str, tmp_path: Path, metrics: Metrics) -> None:
+    from shellgate.store.policies import PolicyStore
+
+    with Database(store_url) as db:
+        await _policy_version_per_gate(store_url, tmp_path, metrics, PolicyStore(db))
+
+
+async def _policy_version_per_gate(
+    store_url: str, tmp_path: Path, metrics: Metrics, store: Any
+) -> None:
+    first = store.push("main", policy_dir(tmp_path), author="admin", reason="start")
+    config = gate_config(tmp_path, policy={"paths": [], "store": store_url,
+                                           "reload_poll_ms": 50})
+    async with Gate(config, approver=Approver()) as gate:
+        labels = {"host": socket.gethostname(), "gate": gate.gate_id}
+        samples = scrape(metrics, config)
+        assert value(samples, "shellgate_store_up", store="policy") == 1
+        assert value(samples, "shellgate_policy_store_version") == first
+        assert value(samples, "shellgate_policy_version", **labels) == first
+        assert value(samples, "shellgate_policy_host_ok", **labels) == 1
+        seen = value(samples, "shellgate_policy_host_last_seen_timestamp_seconds", **labels)
+        assert abs(seen - time.time()) < 600
+        (tmp_path / "policy" / "policy.csv").write_text("p, agent, *, rm *, deny\n")
+        second: int = store.push("main", tmp_path / "policy", author="admin", reason="narrower")
+
+        def follows() -> bool:
+            now = scrape(metrics, config)
+            return value(now, "shellgate_policy_version", **labels) == second
+
+        assert await wait_until_async(follows, timeout_s=10)
+        assert value(scrape(metrics, config), "shellgate_policy_store_version") == second
+    closed = scrape(metrics, config)  # a closed gate runs nothing: it leaves the metrics
+    assert not [k for k in closed if k[0] == "shellgate_policy_version"]

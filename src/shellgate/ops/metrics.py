@@ -54,6 +54,9 @@ LATENCY_BUCKETS_S = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 36
 APPROVAL_OUTCOMES = ("approved", "denied", "expired")
 APPROVAL_WINDOW = 1000  # the queue's most recent rows looked at per scrape
 MAX_HOSTS = 1000  # (host, gate) series of the policy store
+#: A gate silent this long (it died without saying so) leaves the metrics: every
+#: restart is a new gate id, and the series must not grow without end.
+HOST_FORGOTTEN_AFTER_S = 24 * 3600
 
 
 class _Families:
@@ -343,11 +346,20 @@ def _policy(db: Database) -> list[Metric]:
         "(an unreachable store, no good policy).",
         labels=["host", "gate"],
     )
-    for host in store.hosts()[:MAX_HOSTS]:
+    now = time.time()
+    shown = 0
+    for host in store.hosts():
+        last_seen = _epoch(host.last_seen)
+        if host.status == "closed" or (
+            last_seen is not None and now - last_seen > HOST_FORGOTTEN_AFTER_S
+        ):
+            continue  # a gate that closed (or long gone) runs nothing
+        shown += 1
+        if shown > MAX_HOSTS:
+            break
         labels = [_label(host.host), _label(host.gate)]
         if host.policy_version is not None:  # None: the gate has no good policy
             version.add_metric(labels, float(host.policy_version))
-        last_seen = _epoch(host.last_seen)
         if last_seen is not None:
             seen.add_metric(labels, last_seen)
         healthy.add_metric(labels, 1.0 if host.status == "ok" else 0.0)
