@@ -257,3 +257,13 @@ def test_no_audit_no_audit_metrics(tmp_path: Path) -> None:
     samples = scrape(Metrics(), config)
     assert not [k for k in samples if k[0].startswith("shellgate_audit")]
     assert ("shellgate_store_up", frozenset({("store", "audit")})) not in samples
+
+
+def test_a_missing_sqlite_store_is_down_and_not_created(tmp_path: Path) -> None:
+    url = f"sqlite://{tmp_path / 'typo.db'}"
+    config = gate_config(tmp_path, audit={"path": ""}, policy={"store": url})
+    metrics = Metrics()
+    samples = scrape(metrics, config)
+    metrics.close()
+    assert value(samples, "shellgate_store_up", store="policy") == 0
+    assert not (tmp_path / "typo.db").exists()

@@ -39,10 +39,10 @@ from prometheus_client.core import (
     Metric,
 )
 
-from shellgate.errors import ShellgateError
+from shellgate.errors import ShellgateError, StoreError
 from shellgate.ops._audit_source import AuditFileCursor, AuditStoreCursor
 from shellgate.ops._tally import MAX_LABEL_CHARS, AuditTally
-from shellgate.store.db import Database
+from shellgate.store.db import Database, parse_url
 
 if TYPE_CHECKING:
     from shellgate.config import Config
@@ -197,6 +197,10 @@ class Metrics:
         """None when the store answers (once per URL per scrape), else why not."""
         if url not in checked:
             try:
+                parsed = parse_url(url)
+                if parsed.path is not None and not parsed.path.is_file():
+                    # reading must not create an empty SQLite store at a mistyped path
+                    raise StoreError(f"{parsed.display}: no such SQLite file")
                 db = self._db(url)
                 with db.transaction() as tx:
                     tx.one("SELECT 1")
