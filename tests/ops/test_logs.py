@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -165,3 +166,45 @@ def test_text_stays_the_default(tmp_path: Path) -> None:
         stderr = server.stderr()
     assert stderr.startswith("shellgate mcp: WARNING shellgate.mcp: approval mode 'allow'"), stderr
     assert "{" not in stderr
+
+
+class InterleavedApprover:
+    """Holds both calls inside the approver, then logs from each: lines must not mix."""
+
+    name = "interleaved"
+
+    def __init__(self) -> None:
+        self.arrived = 0
+        self.both = asyncio.Event()
+
+    async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
+        self.arrived += 1
+        if self.arrived == 2:
+            self.both.set()
+        await self.both.wait()
+        await asyncio.to_thread(  # a thread the call starts carries its call_id too
+            logging.getLogger("shellgate.test").warning, "asked about %s", request.call.command
+        )
+        return ApprovalAnswer(answer="allow_once", approver=self.name)
+
+
+async def test_concurrent_calls_log_their_own_call_ids(
+    tmp_path: Path, root_logging: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = gate_config(tmp_path, observability={"log_format": "json"})
+    configure_logging(config)
+    async with Gate(config, approver=InterleavedApprover()) as gate:
+        await asyncio.gather(
+            *(gate.call("bash", {"command": f"touch f{i}", "description": "t"}) for i in (1, 2))
+        )
+    lines = lines_of(capsys.readouterr().err)
+    assert config.audit.path is not None
+    decisions = {
+        r["command"]: r["call_id"]
+        for r in map(json.loads, config.audit.path.read_text().splitlines())
+        if r["type"] == "decision"
+    }
+    assert len(lines) == 2
+    for line in lines:
+        command = line["message"].removeprefix("asked about ")
+        assert line["call_id"] == decisions[command]

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from shellgate.config import Config
 
 
+MAX_TOOL_CHARS = 100
+
+
 class HasCallId(Protocol):
     """A call that names itself (``BashCall``: its id may change on resume)."""
 
@@ -55,7 +58,7 @@ class CallScope:
     __slots__ = ("_call", "closed", "observer", "session", "subject", "tenant", "tool", "via")
 
     def __init__(self, tool: str, subject: str, tenant: str, session: str, via: str | None):
-        self.tool = tool
+        self.tool = tool[:MAX_TOOL_CHARS]  # the model's input: an unknown tool can be anything
         self.subject = subject
         self.tenant = tenant
         self.session = session
