@@ -76,6 +76,7 @@ class _Latency:
         self.buckets = {o: [0] * (len(LATENCY_BUCKETS_S) + 1) for o in APPROVAL_OUTCOMES}
         self.sums = dict.fromkeys(APPROVAL_OUTCOMES, 0.0)
         self.seen: set[str] = set()  # answered ids in the last window (never counted twice)
+        self._queue: tuple[Database, Any] | None = None  # made once: it checks the schema
         self.pending = 0
         self.oldest_pending_s = 0.0
 
@@ -91,7 +92,9 @@ class _Latency:
     def poll(self, db: Database, now: float) -> None:
         from shellgate.store.approvals import ApprovalQueue
 
-        queue = ApprovalQueue(db)
+        if self._queue is None or self._queue[0] is not db:
+            self._queue = (db, ApprovalQueue(db))
+        queue = self._queue[1]
         window: set[str] = set()
         for row in queue.recent(limit=APPROVAL_WINDOW):
             if row.status not in APPROVAL_OUTCOMES:
@@ -169,6 +172,7 @@ class Metrics:
         self._tally = AuditTally()
         self._latency: dict[str, _Latency] = {}
         self._problems: dict[str, str] = {}
+        self._stores: dict[int, Any] = {}  # PolicyStore by id() of its (kept) Database
 
     def render(self, config: Config) -> tuple[bytes, str]:
         """One scrape: the exposition text and its content type."""
@@ -192,6 +196,14 @@ class Metrics:
         if url not in self._dbs:
             self._dbs[url] = Database(url)
         return self._dbs[url]
+
+    def _policy_store(self, db: Database) -> Any:
+        """One ``PolicyStore`` per connection (making one checks the schema)."""
+        from shellgate.store.policies import PolicyStore
+
+        if id(db) not in self._stores:
+            self._stores[id(db)] = PolicyStore(db)
+        return self._stores[id(db)]
 
     def _reachable(self, url: str, checked: dict[str, str | None]) -> str | None:
         """None when the store answers (once per URL per scrape), else why not."""
@@ -238,8 +250,11 @@ class Metrics:
             yield from latency.families()
         if config.policy.store is not None:
             policy: list[Metric] = []
-            roles.append(("policy", self._guard(config.policy.store, checked,
-                                                lambda db: policy.extend(_policy(db)))))
+
+            def read_policy(db: Database) -> None:
+                policy.extend(_policy(self._policy_store(db)))
+
+            roles.append(("policy", self._guard(config.policy.store, checked, read_policy)))
             yield from policy
         for role, problem in roles:
             self._note(role, problem)
@@ -327,10 +342,8 @@ class Metrics:
         )
 
 
-def _policy(db: Database) -> list[Metric]:
-    from shellgate.store.policies import PolicyStore
-
-    store = PolicyStore(db)
+def _policy(store: Any) -> list[Metric]:
+    """The policy store's families (``store``: a ``PolicyStore``)."""
     head = GaugeMetricFamily(
         "shellgate_policy_store_version", "The policy store's newest version.",
         value=store.head(),
