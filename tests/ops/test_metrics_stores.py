@@ -13,7 +13,8 @@ import pytest
 
 from shellgate.config import Config
 from shellgate.gate import Gate
-from shellgate.ops.metrics import LATENCY_BUCKETS_S, Metrics
+from shellgate.ops._approvals import LATENCY_BUCKETS_S
+from shellgate.ops.metrics import Metrics
 from shellgate.store.approvals import ApprovalQueue
 from shellgate.store.db import Database
 from tests.conftest import wait_until, wait_until_async

@@ -35,11 +35,11 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
-    HistogramMetricFamily,
     Metric,
 )
 
 from shellgate.errors import ShellgateError, StoreError
+from shellgate.ops._approvals import Latency
 from shellgate.ops._audit_source import AuditFileCursor, AuditStoreCursor
 from shellgate.ops._tally import MAX_LABEL_CHARS, AuditTally
 from shellgate.store.db import Database, parse_url
@@ -49,10 +49,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("shellgate.ops.metrics")
 
-#: Approval latency buckets, seconds: a person answers in seconds to an hour.
-LATENCY_BUCKETS_S = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0)
-APPROVAL_OUTCOMES = ("approved", "denied", "expired")
-APPROVAL_WINDOW = 1000  # the queue's most recent rows looked at per scrape
 MAX_HOSTS = 1000  # (host, gate) series of the policy store
 #: A gate silent this long (it died without saying so) leaves the metrics: every
 #: restart is a new gate id, and the series must not grow without end.
@@ -67,81 +63,6 @@ class _Families:
 
     def collect(self) -> Iterator[Metric]:
         return iter(self.families)
-
-
-class _Latency:
-    """A histogram of approval latency by outcome, kept between scrapes."""
-
-    def __init__(self) -> None:
-        self.buckets = {o: [0] * (len(LATENCY_BUCKETS_S) + 1) for o in APPROVAL_OUTCOMES}
-        self.sums = dict.fromkeys(APPROVAL_OUTCOMES, 0.0)
-        self.seen: set[str] = set()  # answered ids in the last window (never counted twice)
-        self._queue: tuple[Database, Any] | None = None  # made once: it checks the schema
-        self.pending = 0
-        self.oldest_pending_s = 0.0
-
-    def observe(self, outcome: str, seconds: float) -> None:
-        for i, bound in enumerate(LATENCY_BUCKETS_S):
-            if seconds <= bound:
-                self.buckets[outcome][i] += 1
-                break
-        else:
-            self.buckets[outcome][-1] += 1
-        self.sums[outcome] += seconds
-
-    def poll(self, db: Database, now: float) -> None:
-        from shellgate.store.approvals import ApprovalQueue
-
-        if self._queue is None or self._queue[0] is not db:
-            self._queue = (db, ApprovalQueue(db))
-        queue = self._queue[1]
-        window: set[str] = set()
-        for row in queue.recent(limit=APPROVAL_WINDOW):
-            if row.status not in APPROVAL_OUTCOMES:
-                continue
-            key = str(row.id)
-            window.add(key)
-            if key in self.seen:
-                continue
-            end = row.answered_at if row.answered_at is not None else row.expires_at
-            if end is None:
-                continue
-            self.observe(row.status, max(0.0, float(end) - float(row.created_at)))
-        # A row leaves the window only for newer rows and never comes back.
-        self.seen = window
-        pending = queue.pending()
-        self.pending = len(pending)
-        self.oldest_pending_s = max(
-            (max(0.0, now - float(p.created_at)) for p in pending), default=0.0
-        )
-
-    def families(self) -> Iterable[Metric]:
-        hist = HistogramMetricFamily(
-            "shellgate_approval_latency_seconds",
-            "Time from an approval's request to its answer (or expiry), by outcome.",
-            labels=["outcome"],
-        )
-        for outcome in APPROVAL_OUTCOMES:
-            cumulative, buckets = 0, []
-            for bound, n in zip((*LATENCY_BUCKETS_S, float("inf")), self.buckets[outcome],
-                                strict=True):
-                cumulative += n
-                buckets.append((_le(bound), cumulative))
-            hist.add_metric([outcome], buckets, self.sums[outcome])
-        yield hist
-        yield GaugeMetricFamily(
-            "shellgate_approvals_pending", "Approvals waiting for a person now.",
-            value=self.pending,
-        )
-        yield GaugeMetricFamily(
-            "shellgate_approvals_oldest_pending_seconds",
-            "Age of the oldest pending approval (0 when none).",
-            value=self.oldest_pending_s,
-        )
-
-
-def _le(bound: float) -> str:
-    return "+Inf" if bound == float("inf") else repr(bound)
 
 
 def _epoch(value: Any) -> float | None:
@@ -170,7 +91,7 @@ class Metrics:
         self._audit_key: tuple[str, ...] | None = None
         self._audit_cursor: AuditFileCursor | AuditStoreCursor | None = None
         self._tally = AuditTally()
-        self._latency: dict[str, _Latency] = {}
+        self._latency: dict[str, Latency] = {}
         self._problems: dict[str, str] = {}
         self._stores: dict[int, Any] = {}  # PolicyStore by id() of its (kept) Database
 
@@ -244,7 +165,7 @@ class Metrics:
         if audit.store is not None or audit.path is not None:
             roles.append(("audit", self._poll_audit(config, checked)))
         if config.approval.store is not None:
-            latency = self._latency.setdefault(config.approval.store, _Latency())
+            latency = self._latency.setdefault(config.approval.store, Latency())
             roles.append(("approval", self._guard(config.approval.store, checked,
                                                   lambda db: latency.poll(db, time.time()))))
             yield from latency.families()
