@@ -55,7 +55,7 @@ async def test_decisions_and_results_from_the_audit_store(
     second = scrape(metrics, config)
     assert_monotonic(first, second)
     assert value(second, "shellgate_results_total", executor="local", outcome="exit_0") == 3
-    assert value(second, "shellgate_audit_last_seq") == total(second, "shellgate_audit_records_total")
+    assert value(second, "shellgate_audit_last_seq", log="default") == total(second, "shellgate_audit_records_total")
     assert scrape(metrics, config) == second  # nothing new: nothing changes
 
 
@@ -195,3 +195,16 @@ async def _policy_version_per_gate(
         assert value(scrape(metrics, config), "shellgate_policy_store_version") == second
     closed = scrape(metrics, config)  # a closed gate runs nothing: it leaves the metrics
     assert not [k for k in closed if k[0] == "shellgate_policy_version"]
+
+
+async def test_every_log_in_the_audit_store_is_counted(
+    store_url: str, tmp_path: Path, metrics: Metrics
+) -> None:
+    ci = gate_config(tmp_path, audit={"store": store_url, "log": "ci-runners"})
+    await _calls(ci, ["echo one"])  # a log the console's config does not name
+    console = gate_config(tmp_path, audit={"store": store_url})  # log "default"
+    await _calls(console, ["echo two", "echo three"])
+    samples = scrape(metrics, console)
+    assert value(samples, "shellgate_results_total", executor="local", outcome="exit_0") == 3
+    assert value(samples, "shellgate_audit_last_seq", log="ci-runners") == 2
+    assert value(samples, "shellgate_audit_last_seq", log="default") == 4

@@ -28,8 +28,8 @@ verify`` says what is wrong with it). A partial last line is left for the next
 scrape.
 
 **A database** (``[audit] store``): the table is append-only with ``seq`` per
-log, so the cursor is the last ``seq`` read
-(:func:`shellgate.store.audit.read_records`).
+log, so the cursor is the last ``seq`` read of each log
+(:func:`shellgate.store.audit.read_records`); every log in the store is read.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ from shellgate.errors import StoreError
 MAX_RECORDS_PER_SCRAPE = 100_000
 READ_CHUNK_BYTES = 1 << 20
 PAGE = 1000
+LOG_DISCOVERY_S = 300.0
 HEAD_BYTES = 256  # a first record's first bytes hold its call_id or hash
 GENESIS = "0" * 64
 
@@ -63,6 +65,10 @@ class AuditFileCursor:
         self._chain: str | None = None  # hash of the genesis record of the chain counted
         self.last_seq = 0
         self.unreadable = 0
+
+    def heads(self) -> dict[str, int]:
+        """The last ``seq`` read, by the file's name."""
+        return {self.path.name: self.last_seq}
 
     def close(self) -> None:
         if self._fd is not None:
@@ -153,25 +159,45 @@ class AuditFileCursor:
 
 
 class AuditStoreCursor:
-    """The last ``seq`` read from the audit table's log ``log``."""
+    """The last ``seq`` read from each log of the audit table.
+
+    Every log in the store is read (a fleet may keep one per environment, see
+    docs/audit.md), the configured one from the start; the others are looked for
+    every :data:`LOG_DISCOVERY_S` seconds (listing the logs reads the whole key
+    index, too much for every scrape).
+    """
 
     def __init__(self, log: str) -> None:
-        self.log = log
-        self.last_seq = 0
+        self.logs: dict[str, int] = {log: 0}  # log -> the last seq read
         self.unreadable = 0
+        self._next_discovery = 0.0
+
+    def heads(self) -> dict[str, int]:
+        return dict(self.logs)
 
     def poll(self, db: Any) -> Iterator[dict[str, Any]]:
+        from shellgate.store.audit import log_names
+
+        now = time.monotonic()
+        if now >= self._next_discovery:
+            for name in log_names(db):
+                self.logs.setdefault(name, 0)
+            self._next_discovery = now + LOG_DISCOVERY_S
+        for log in sorted(self.logs):
+            yield from self._poll_log(db, log)
+
+    def _poll_log(self, db: Any, log: str) -> Iterator[dict[str, Any]]:
         from shellgate.store.audit import read_records
 
         read = 0
         while read < MAX_RECORDS_PER_SCRAPE:
-            rows = read_records(db, self.log, after_seq=self.last_seq, limit=PAGE)
+            rows = read_records(db, log, after_seq=self.logs[log], limit=PAGE)
             for row in rows:
                 seq = row.get("seq")
-                if not isinstance(seq, int) or seq <= self.last_seq:
+                if not isinstance(seq, int) or seq <= self.logs[log]:
                     self.unreadable += 1  # not expected of an append-only table
                     continue
-                self.last_seq = seq
+                self.logs[log] = seq
                 if row.get("type") == "unreadable":  # read_records' stand-in for a bad line
                     self.unreadable += 1
                     continue

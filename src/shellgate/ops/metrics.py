@@ -195,7 +195,7 @@ class Metrics:
 
     def _poll_audit(self, config: Config, checked: dict[str, str | None]) -> str | None:
         audit = config.audit
-        key = ("store", audit.store, audit.log) if audit.store else ("file", str(audit.path))
+        key = ("store", audit.store) if audit.store else ("file", str(audit.path))
         if key != self._audit_key:  # a new source: new counts (a counter reset)
             if isinstance(self._audit_cursor, AuditFileCursor):
                 self._audit_cursor.close()
@@ -257,10 +257,13 @@ class Metrics:
             "Audit lines or rows skipped as unreadable (audit verify says why).",
             value=cursor.unreadable,
         )
-        yield GaugeMetricFamily(
-            "shellgate_audit_last_seq", "seq of the last audit record read.",
-            value=cursor.last_seq,
+        heads = GaugeMetricFamily(
+            "shellgate_audit_last_seq", "seq of the last audit record read, by log.",
+            labels=["log"],
         )
+        for log, seq in sorted(cursor.heads().items()):
+            heads.add_metric([_label(log)], seq)
+        yield heads
 
 
 def _policy(store: Any) -> list[Metric]:
