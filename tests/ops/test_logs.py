@@ -18,6 +18,10 @@ from shellgate.gate import Gate
 from shellgate.models import ApprovalAnswer, ApprovalRequest
 from shellgate.ops.logs import JsonFormatter, configure_logging
 from tests.mcp.mcp_helpers import RawServer, audit_records, call_text, server_env, write_config
+from tests.mcp_http.http_helpers import ALICE as HTTP_ALICE
+from tests.mcp_http.http_helpers import HttpServer
+from tests.mcp_http.http_helpers import connect as connect_http
+from tests.mcp_http.http_helpers import write_setup as write_http_setup
 from tests.ops.ops_helpers import gate_config
 
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
@@ -208,3 +212,28 @@ async def test_concurrent_calls_log_their_own_call_ids(
     for line in lines:
         command = line["message"].removeprefix("asked about ")
         assert line["call_id"] == decisions[command]
+
+
+class JsonHttpServer(HttpServer):
+    """``shellgate mcp --http`` whose address line is a JSON object too."""
+
+    def _wait_for_url(self, timeout_s: float = 60.0) -> str:
+        return super()._wait_for_url(timeout_s).split('"', 1)[0]
+
+
+async def test_shellgate_mcp_http_logs_json_only(tmp_path: Path) -> None:
+    config = write_http_setup(tmp_path, extra=JSON_LOGS)
+    config.write_text(config.read_text().replace('mode = "deny"', 'mode = "allow"'))
+    with JsonHttpServer(config, log_level="INFO") as server:
+        async with connect_http(server.url, HTTP_ALICE) as session:
+            result = await session.call_tool("bash", {"command": "touch made", "description": "t"})
+            assert not result.is_error
+        assert server.stop() == 0
+        stderr = server.stderr()
+    lines = lines_of(stderr)  # the address line included: nothing but JSON objects
+    assert any(line["message"].startswith("serving MCP over HTTP at http://") for line in lines)
+    (decision,) = [r for r in audit_records(tmp_path) if r.get("type") == "decision"]
+    in_call = [line for line in lines if "call_id" in line]
+    assert in_call, stderr
+    assert {line["call_id"] for line in in_call} == {decision["call_id"]}
+    assert {(line["subject"], line["tenant"]) for line in in_call} == {("alice", "team-a")}

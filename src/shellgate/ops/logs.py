@@ -103,3 +103,15 @@ def configure_logging(
         handler.setFormatter(logging.Formatter(text_format))
     root.addHandler(handler)
     root.setLevel(level)
+
+
+def announcement(config: Config, program: str, logger: str, message: str) -> str:
+    """A line a server always prints on stderr (its address), in the log format.
+
+    Text: ``"{program}: {message}"`` as before; json: a ``JsonFormatter`` line
+    (level ``INFO``, ``logger``), so stderr stays one JSON object a line.
+    """
+    if config.observability.log_format != "json":
+        return f"{program}: {message}"
+    record = logging.LogRecord(logger, logging.INFO, __file__, 0, message, None, None)
+    return JsonFormatter().format(record)
