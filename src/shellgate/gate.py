@@ -28,6 +28,7 @@ from shellgate.decider import Decider
 from shellgate.errors import ShellgateError, TaskError, ToolInputError
 from shellgate.executors import Executor, SpillStore, make_executor
 from shellgate.models import CallInfo, ExecutorKind, RunResult
+from shellgate.ops.context import call_scope, finish, make_tracer
 from shellgate.resume import TOOL_NAMES, GateDecision, approve, decide, handoff
 from shellgate.tools import render
 from shellgate.tools.bash import BashCall
@@ -67,6 +68,7 @@ class Gate:
         approval_key: bytes | None = None,
     ) -> None:
         self.config = config if config is not None else load_config()
+        self.tracer = make_tracer(self.config)  # [observability] otel: fails here, at start
         self.decider = Decider(self.config)
         self.gate_id = secrets.token_hex(8)  # this gate's row in a policy store's sg_hosts
         self.decider.watch(self.gate_id)  # live reload (docs/fleet.md); stopped by aclose
@@ -208,6 +210,21 @@ class Gate:
         is a deny (``outcome`` ``"not approved"``), audited.
         """
         owner = self.owner(subject, tenant, session)
+        # ops: logs carry this call's call_id, and [observability] otel gives it a span
+        with call_scope(tool, *owner, self.tracer) as scope:
+            result = await self._call(tool, arguments, owner, abort, approval, decision)
+            finish(scope, result.outcome)
+            return result
+
+    async def _call(
+        self,
+        tool: str,
+        arguments: object,
+        owner: Owner,
+        abort: asyncio.Event | None,
+        approval: Approval | str | None,
+        decision: GateDecision | str | None,
+    ) -> ToolResult:
         if self._closing:
             return ToolResult(
                 render.error("the gate is shutting down; no new calls"), True, "error"
@@ -250,7 +267,12 @@ class Gate:
         ``allow`` (calling them is audited as usual). Arguments the call would
         refuse give ``deny`` with ``invalid`` set and the call's error text.
         """
-        return await decide(self, tool, arguments, self.owner(subject, tenant, session))
+        owner = self.owner(subject, tenant, session)
+        with call_scope(tool, *owner, self.tracer, via="decide") as scope:
+            decided = await decide(self, tool, arguments, owner)
+            outcome = "error" if decided.invalid else "denied" if decided.effect == "deny" else ""
+            finish(scope, outcome or "decided")
+            return decided
 
     def approve(
         self,

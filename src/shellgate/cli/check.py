@@ -151,6 +151,9 @@ def check_command(
     text = command[0] if len(command) == 1 else shlex.join(command)
     try:
         cfg = configure(config, policy)
+        from shellgate.ops.logs import configure_logging
+
+        configure_logging(cfg, text_format=None)  # json logs if asked; text stays as it was
         cwd = os.path.realpath(workdir if workdir is not None else os.getcwd())
         if not os.path.isdir(cwd):
             raise fail(f"--workdir {workdir}: not a directory")

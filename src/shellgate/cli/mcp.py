@@ -97,7 +97,12 @@ def load_logged(config: Path | None, log_level: str) -> Config:
             f"invalid --log-level: expected DEBUG, INFO, WARNING or ERROR, got {log_level!r}"
         )
     cfg = load(config)
-    logging.basicConfig(level=level, format="shellgate mcp: %(levelname)s %(name)s: %(message)s")
+    from shellgate.ops.logs import configure_logging
+
+    # [observability] log_format: these lines, or one JSON object a line (docs/operations.md)
+    configure_logging(
+        cfg, level=level, text_format="shellgate mcp: %(levelname)s %(name)s: %(message)s"
+    )
     return cfg
 
 
@@ -135,7 +140,11 @@ def _serve_http(config: Path | None, log_level: str, address: str, tokens: Path 
         raise fail_on(exc) from None
 
     def announce(url: str) -> None:
-        print(f"shellgate mcp: serving MCP over HTTP at {url}", file=sys.stderr, flush=True)
+        from shellgate.ops.logs import announcement
+
+        said = f"serving MCP over HTTP at {url}"
+        line = announcement(cfg, "shellgate mcp", "shellgate.mcp", said)
+        print(line, file=sys.stderr, flush=True)
 
     async def main() -> None:
         await server.check()  # a policy set, plugin, audit log or sandbox that fails: exit 2

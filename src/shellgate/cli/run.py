@@ -70,6 +70,9 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         cfg = load(config)
+        from shellgate.ops.logs import configure_logging
+
+        configure_logging(cfg, text_format=None)  # json logs if asked; text stays as it was
         updates: dict[str, dict[str, object]] = {}
         if executor is not None:
             if executor not in ("local", "bwrap"):

@@ -37,6 +37,7 @@ from shellgate.models import (
     SandboxMode,
     Verdict,
 )
+from shellgate.ops import context as ops
 from shellgate.tools import render
 from shellgate.tools.schemas import SandboxedBashArgs, validate_bash
 from shellgate.tools.tasks import Owner, Task
@@ -92,9 +93,12 @@ class BashCall:
         self.approval = approval
         self.decision = decision
         self.call_id = secrets.token_hex(8)
+        ops.bind(self)  # the call in progress: its logs carry this call_id (ops/context.py)
 
     def _audit(self, kind: str, **fields: object) -> None:
-        self.gate.audit.append({"type": kind, "call_id": self.call_id, **fields})
+        record = {"type": kind, "call_id": self.call_id, **fields}
+        self.gate.audit.append(record)
+        ops.observe(self, record)  # the call's span takes its attributes from its records
 
     def _result(
         self, text: str, is_error: bool, outcome: str = "ok", run: RunResult | None = None
