@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NoReturn
 if TYPE_CHECKING:
     import typer
 
-SUBCOMMANDS = ("run", "check", "policy", "audit", "schema", "mcp", "demo", "hook")
+SUBCOMMANDS = ("run", "check", "policy", "audit", "schema", "mcp", "serve", "demo", "hook")
 
 
 def build_app() -> typer.Typer:
