@@ -207,6 +207,8 @@ def login_required(sessions: Sessions, handler: Handler) -> Handler:
             if session is None:
                 return forbidden("not logged in")
             form = await read_form(request)
+            if isinstance(form, Response) and form.status_code in (411, 415):
+                form = FormData()  # not a form, so no CSRF token either
             if isinstance(form, Response):
                 return form
             if not tokens_match(session.csrf, form.get("csrf")):
