@@ -8,11 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
 
 from shellgate.audit.log import AuditLog
 from tests.console.console_helpers import ALICE, ConsoleProcess, write_setup
-
-playwright_api = pytest.importorskip("playwright.sync_api")
 
 CHROMIUM = "/usr/bin/chromium"
 pytestmark = [
@@ -23,8 +22,8 @@ HOSTILE = "echo '\x1b[31mred\x1b[0m <script>window.pwned=1</script><img src=x on
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[playwright_api.Browser]:
-    with playwright_api.sync_playwright() as p:
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
             yield browser
@@ -39,7 +38,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess]
 
 
 @pytest.fixture
-def page(browser: playwright_api.Browser) -> Iterator[playwright_api.Page]:
+def page(browser: Browser) -> Iterator[Page]:
     context = browser.new_context()
     try:
         yield context.new_page()
@@ -47,14 +46,14 @@ def page(browser: playwright_api.Browser) -> Iterator[playwright_api.Page]:
         context.close()
 
 
-def log_in(page: playwright_api.Page, url: str, token: str = ALICE) -> None:
+def log_in(page: Page, url: str, token: str = ALICE) -> None:
     page.goto(url + "/approvals")
     assert page.url == url + "/login"  # redirected: no session yet
     page.fill("#token", token)
     page.click("button[type=submit]")
 
 
-def test_a_wrong_token_fails_and_the_right_one_logs_in(server: ConsoleProcess, page: playwright_api.Page) -> None:
+def test_a_wrong_token_fails_and_the_right_one_logs_in(server: ConsoleProcess, page: Page) -> None:
     log_in(page, server.url, "wrong-token-0123456789abcdef")
     assert page.inner_text("#error") == "That token is not valid."
     assert page.url == server.url + "/login"
@@ -64,11 +63,12 @@ def test_a_wrong_token_fails_and_the_right_one_logs_in(server: ConsoleProcess, p
     assert page.inner_text(".who") == "alice@example.com"
     cookies = {c["name"]: c for c in page.context.cookies()}
     session = cookies["shellgate_session"]
-    assert session["httpOnly"] and session["sameSite"] == "Strict"
+    assert session["httpOnly"]
+    assert session["sameSite"] == "Strict"
     assert page.evaluate("document.cookie") == ""  # HttpOnly: no script reads it
 
 
-def test_the_playground_shows_the_deciding_rule(server: ConsoleProcess, page: playwright_api.Page) -> None:
+def test_the_playground_shows_the_deciding_rule(server: ConsoleProcess, page: Page) -> None:
     log_in(page, server.url)
     page.click("text=Playground")
     page.fill("#command", "echo hi && rm -rf /tmp/x")
@@ -81,25 +81,35 @@ def test_the_playground_shows_the_deciding_rule(server: ConsoleProcess, page: pl
     assert "segment 2: 'rm -rf /tmp/x' -> deny" in page.inner_text("#explanation")
 
 
-def test_hostile_command_text_renders_inert(server: ConsoleProcess, page: playwright_api.Page) -> None:
+def test_hostile_command_text_renders_inert(server: ConsoleProcess, page: Page) -> None:
     log_in(page, server.url)
     page.goto(server.url + "/playground")
     page.fill("#command", HOSTILE)
     page.click("#decide")
     explanation = page.inner_text("#explanation")
     assert "<script>window.pwned=1</script>" in explanation  # shown as text
-    assert "\\x1b[31m" in explanation and "\\u202e" in explanation  # spelled out
-    assert "\x1b" not in page.content() and "\u202e" not in page.content()
+    assert "\\x1b[31m" in explanation
+    assert "\\u202e" in explanation
+    assert "\x1b" not in page.content()
+    assert "\u202e" not in page.content()
     assert page.locator("#result script, #result img").count() == 0
     assert page.evaluate("typeof window.pwned") == "undefined"
 
 
-def test_hostile_audit_records_render_inert(server: ConsoleProcess, page: playwright_api.Page) -> None:
+def test_hostile_audit_records_render_inert(server: ConsoleProcess, page: Page) -> None:
     audit = Path(server.stderr_path).with_name("audit.jsonl")
     log = AuditLog(audit)
     try:
-        log.append({"type": "decision", "call_id": "evil1", "subject": "agent",
-                    "command": HOSTILE, "decision": "deny", "rule": "<b>x</b>"})
+        log.append(
+            {
+                "type": "decision",
+                "call_id": "evil1",
+                "subject": "agent",
+                "command": HOSTILE,
+                "decision": "deny",
+                "rule": "<b>x</b>",
+            }
+        )
     finally:
         log.close()
     log_in(page, server.url)
@@ -111,13 +121,15 @@ def test_hostile_audit_records_render_inert(server: ConsoleProcess, page: playwr
     assert page.evaluate("typeof window.pwned") == "undefined"
 
 
-def test_a_form_posted_from_another_site_is_refused(server: ConsoleProcess, page: playwright_api.Page) -> None:
+def test_a_form_posted_from_another_site_is_refused(server: ConsoleProcess, page: Page) -> None:
     log_in(page, server.url)
     page.goto(server.url + "/playground")
     csrf = page.get_attribute("input[name=csrf]", "value")  # even the right token does not help
     evil = f"""<form id=f method=post action="{server.url}/logout">
         <input name=csrf value="{csrf}"></form><script>document.getElementById('f').submit()</script>"""
-    page.route("http://evil.test/**", lambda route: route.fulfill(body=evil, content_type="text/html"))
+    page.route(
+        "http://evil.test/**", lambda route: route.fulfill(body=evil, content_type="text/html")
+    )
     with page.expect_response(f"{server.url}/logout") as answer:
         page.goto("http://evil.test/attack")
     assert answer.value.status == 403

@@ -24,8 +24,14 @@ from tests.mcp.mcp_helpers import server_env
 
 def refused(config: Path, *args: str) -> str:
     """Run ``shellgate serve`` expecting exit 2 at start-up; its stderr."""
-    done = subprocess.run(serve_argv(config, "--listen", "127.0.0.1:0", *args),
-                          capture_output=True, text=True, env=server_env(), timeout=60, check=False)
+    done = subprocess.run(
+        serve_argv(config, "--listen", "127.0.0.1:0", *args),
+        capture_output=True,
+        text=True,
+        env=server_env(),
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert done.stdout == ""
@@ -37,7 +43,11 @@ def refused(config: Path, *args: str) -> str:
     [
         (f"{ALICE} alice\n", 0o644, "the tokens file is open to others than its owner (mode 0644)"),
         (f"{ALICE} alice\n", 0o640, "the tokens file is open to others than its owner (mode 0640)"),
-        (f"# people\n{ALICE} alice extra\n", 0o600, "tokens:2: expected 'TOKEN PERSON', found 3 fields"),
+        (
+            f"# people\n{ALICE} alice extra\n",
+            0o600,
+            "tokens:2: expected 'TOKEN PERSON', found 3 fields",
+        ),
         (f"{ALICE}\n", 0o600, "tokens:1: expected 'TOKEN PERSON', found 1 field"),
         ("short alice\n", 0o600, "tokens:1: the token is too short (5 characters; at least 16)"),
         (f"{ALICE} al/ice\n", 0o600, "tokens:1: invalid person 'al/ice'"),
@@ -78,7 +88,10 @@ def test_tokens_from_the_command_line(tmp_path: Path) -> None:
         ("nonsense", "--listen nonsense: expected PORT or HOST:PORT"),
         ("127.0.0.1:99999", "expected PORT or HOST:PORT (a port from 0 to 65535)"),
         ("::1:80", "an IPv6 address needs brackets"),
-        ("0.0.0.0:0", "0.0.0.0 is not a loopback address, and serving the console beyond this machine needs [console] allow_remote = true"),
+        (
+            "0.0.0.0:0",
+            "0.0.0.0 is not a loopback address, and serving the console beyond this machine needs [console] allow_remote = true",
+        ),
     ],
 )
 def test_a_bad_or_remote_address_is_refused(tmp_path: Path, listen: str, message: str) -> None:
@@ -94,17 +107,26 @@ def test_allow_remote_serves_beyond_loopback_with_secure_cookies(tmp_path: Path)
         with httpx.Client(base_url=base, headers={"Origin": base}) as c:
             page = c.get("/login")
             nonce_cookie = page.headers["set-cookie"]
-            assert "Secure" in nonce_cookie and "HttpOnly" in nonce_cookie
+            assert "Secure" in nonce_cookie
+            assert "HttpOnly" in nonce_cookie
             nonce = NONCE.search(page.text)
             assert nonce is not None
             # httpx, like a browser, keeps a Secure cookie off plain HTTP: sent by hand here
             # (behind the TLS proxy an admin must put in front, the browser sends it)
             c.cookies.clear()
-            answer = c.post("/login", data={"nonce": nonce.group(1), "token": ALICE},
-                            headers={"Cookie": f"shellgate_login={nonce.group(1)}"})
+            answer = c.post(
+                "/login",
+                data={"nonce": nonce.group(1), "token": ALICE},
+                headers={"Cookie": f"shellgate_login={nonce.group(1)}"},
+            )
             assert answer.status_code == 303
-            cookie = next(v for v in answer.headers.get_list("set-cookie") if v.startswith("shellgate_session="))
-            assert "Secure" in cookie and "HttpOnly" in cookie
+            cookie = next(
+                v
+                for v in answer.headers.get_list("set-cookie")
+                if v.startswith("shellgate_session=")
+            )
+            assert "Secure" in cookie
+            assert "HttpOnly" in cookie
 
 
 def test_sigterm_stops_it_cleanly(tmp_path: Path) -> None:
@@ -125,14 +147,20 @@ def test_other_commands_do_not_import_the_console() -> None:
         "heavy = {'starlette', 'jinja2', 'uvicorn', 'shellgate.console'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=server_env(), check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=server_env(), check=False
+    )
     assert done.returncode == 0, done.stderr
 
 
 def test_serve_help_names_its_options() -> None:
-    done = subprocess.run([sys.executable, "-m", "shellgate.cli", "serve", "--help"],
-                          capture_output=True, text=True, env=server_env(), check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "shellgate.cli", "serve", "--help"],
+        capture_output=True,
+        text=True,
+        env=server_env(),
+        check=False,
+    )
     assert done.returncode == 0
     for option in ("--config FILE", "--listen [HOST:]PORT", "--tokens FILE"):
         assert option in done.stdout

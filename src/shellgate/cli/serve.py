@@ -47,9 +47,8 @@ def register(app: typer.Typer) -> None:
         ] = "INFO",
     ) -> None:
         import asyncio
-        import sys
-
         import logging
+        import sys
 
         from shellgate.cli._common import load
         from shellgate.errors import ShellgateError
@@ -74,7 +73,8 @@ def register(app: typer.Typer) -> None:
             from shellgate.console.server import ConsoleServer
 
             server = ConsoleServer(
-                cfg, tokens_file=tokens_file,
+                cfg,
+                tokens_file=tokens_file,
                 listen=listen if listen is not None else cfg.console.listen,
             )
             sock = server.listen()

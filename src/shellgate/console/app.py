@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
@@ -61,7 +62,7 @@ _HIDDEN = re.compile(
 
 def inert(value: object) -> object:
     """A string with every control and bidi character spelled out as an escape."""
-    if not isinstance(value, str) or isinstance(value, jinja2.utils.markupsafe.Markup):
+    if not isinstance(value, str) or isinstance(value, markupsafe.Markup):
         return value
     return _HIDDEN.sub(_spell, value)
 

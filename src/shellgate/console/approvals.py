@@ -39,7 +39,9 @@ def queue_of(console: Console) -> ApprovalQueue | str:
     """The approval queue, or why there is none."""
     url = console.config.approval.store
     if url is None:
-        return "No approval queue is configured: set [approval] mode = \"queue\" and [approval] store."
+        return (
+            'No approval queue is configured: set [approval] mode = "queue" and [approval] store.'
+        )
     try:
         from shellgate.store.approvals import ApprovalQueue
     except ImportError:
@@ -111,7 +113,8 @@ def routes(console: Console) -> list[Route]:
             return await page(request, error="Choose approve or deny.", status_code=400)
         if not isinstance(message, str) or len(message) > MAX_MESSAGE_CHARS:
             return await page(
-                request, error=f"The message is over {MAX_MESSAGE_CHARS} characters.",
+                request,
+                error=f"The message is over {MAX_MESSAGE_CHARS} characters.",
                 status_code=400,
             )
         queue = queue_of(console)
@@ -123,8 +126,9 @@ def routes(console: Console) -> list[Route]:
             )
         except ShellgateError as exc:  # answered, expired or unknown: nothing changed
             return await page(request, error=f"Not answered: {exc}", status_code=409)
-        logger.info("%s answered %s: %s (from %s)", session.person, approval_id, choice,
-                    client_of(request))
+        logger.info(
+            "%s answered %s: %s (from %s)", session.person, approval_id, choice, client_of(request)
+        )
         return RedirectResponse(f"/approvals?answered={choice}", status_code=303)
 
     async def state(request: Request) -> Response:

@@ -86,8 +86,10 @@ def _matches(record: dict[str, Any], filters: dict[str, str]) -> bool:
 
 def _chain(result: Any, where: str) -> Chain:
     if result.ok:
-        start = "" if result.continues is None else (
-            f" (continues an earlier log after seq {result.continues[0]}, not checked)"
+        start = (
+            ""
+            if result.continues is None
+            else (f" (continues an earlier log after seq {result.continues[0]}, not checked)")
         )
         return Chain(True, result.records, f"intact: {result.records} records{start}")
     place = f"{result.file}:" if result.file is not None else f"{where} record "
@@ -104,8 +106,13 @@ def read_trail(console: Console, filters: dict[str, str]) -> Trail:
         try:
             from shellgate.store.audit import verify_store
         except ImportError:
-            return Trail(source, None, [], 0, "This shellgate cannot read an audit store "
-                         "(shellgate.store.audit is missing).")
+            return Trail(
+                source,
+                None,
+                [],
+                0,
+                "This shellgate cannot read an audit store (shellgate.store.audit is missing).",
+            )
         try:
             chain = _chain(verify_store(db, audit.log), "seq")
             records = _store_records(db, audit.log)
@@ -141,15 +148,20 @@ def routes(console: Console) -> list[Route]:
         filters = {k: query[k].strip() for k in FILTERS if query.get(k, "").strip()}
         too_long = [k for k, v in filters.items() if len(v) > MAX_FILTER_CHARS]
         if too_long:
-            trail = Trail("", None, [], 0, f"The {too_long[0]} filter is over "
-                          f"{MAX_FILTER_CHARS} characters.")
+            trail = Trail(
+                "", None, [], 0, f"The {too_long[0]} filter is over {MAX_FILTER_CHARS} characters."
+            )
             status = 400
         else:
             trail = await run_in_threadpool(read_trail, console, filters)
             status = 200
         return console.render(
-            request, "audit.html", status_code=status, trail=trail,
-            filters={k: query.get(k, "") for k in FILTERS}, shown_max=SHOWN,
+            request,
+            "audit.html",
+            status_code=status,
+            trail=trail,
+            filters={k: query.get(k, "") for k in FILTERS},
+            shown_max=SHOWN,
             as_json=lambda r: json.dumps(r, indent=2, ensure_ascii=False, sort_keys=True),
         )
 

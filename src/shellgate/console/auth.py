@@ -201,8 +201,11 @@ def login_required(sessions: Sessions, handler: Handler) -> Handler:
         session = sessions.get(request.cookies.get(SESSION_COOKIE))
         if request.method == "POST":
             if not same_origin(request):
-                logger.warning("refused POST %s from %s: not same-origin (403)",
-                               request.url.path, client_of(request))
+                logger.warning(
+                    "refused POST %s from %s: not same-origin (403)",
+                    request.url.path,
+                    client_of(request),
+                )
                 return forbidden("cross-origin request")
             if session is None:
                 return forbidden("not logged in")
@@ -212,8 +215,11 @@ def login_required(sessions: Sessions, handler: Handler) -> Handler:
             if isinstance(form, Response):
                 return form
             if not tokens_match(session.csrf, form.get("csrf")):
-                logger.warning("refused POST %s from %s: missing or wrong CSRF token (403)",
-                               request.url.path, client_of(request))
+                logger.warning(
+                    "refused POST %s from %s: missing or wrong CSRF token (403)",
+                    request.url.path,
+                    client_of(request),
+                )
                 return forbidden("missing or wrong CSRF token; reload the page")
             request.state.form = form
         elif session is None:

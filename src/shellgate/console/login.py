@@ -32,8 +32,12 @@ def routes(console: Console) -> list[Route]:
             request, "login.html", status_code=status_code, nonce=nonce, error=error
         )
         set_cookie(
-            response, LOGIN_COOKIE, nonce, max_age=LOGIN_NONCE_TTL_S,
-            secure=console.secure, path="/login",
+            response,
+            LOGIN_COOKIE,
+            nonce,
+            max_age=LOGIN_NONCE_TTL_S,
+            secure=console.secure,
+            path="/login",
         )
         return response
 
@@ -65,8 +69,11 @@ def routes(console: Console) -> list[Route]:
         logger.info("%s logged in from %s", person, client)
         response = RedirectResponse("/approvals", status_code=303)
         set_cookie(
-            response, SESSION_COOKIE, session_id,
-            max_age=int(console.sessions.ttl_s), secure=console.secure,
+            response,
+            SESSION_COOKIE,
+            session_id,
+            max_age=int(console.sessions.ttl_s),
+            secure=console.secure,
         )
         response.delete_cookie(LOGIN_COOKIE, path="/login")
         return response

@@ -113,14 +113,22 @@ def try_command(
 
 
 def routes(console: Console) -> list[Route]:
-    def render(request: Request, status_code: int = 200, **values: Any) -> Response:
+    def render(request: Request, status_code: int = 200, /, **values: Any) -> Response:
         defaults: dict[str, Any] = {
-            "command": "", "subject": "", "tenant": "", "draft": "", "draft_set": "",
-            "tried": None, "error": "",
+            "command": "",
+            "subject": "",
+            "tenant": "",
+            "draft": "",
+            "draft_set": "",
+            "tried": None,
+            "error": "",
         }
         return console.render(
-            request, "playground.html", status_code=status_code,
-            sets=set_names(console.config), policy=console.config.policy,
+            request,
+            "playground.html",
+            status_code=status_code,
+            sets=set_names(console.config),
+            policy=console.config.policy,
             **{**defaults, **values},
         )
 
@@ -129,8 +137,9 @@ def routes(console: Console) -> list[Route]:
 
     async def decide(request: Request) -> Response:
         form = request.state.form
-        values = {k: form.get(k, "") for k in ("command", "subject", "tenant", "draft",
-                                               "draft_set")}
+        values = {
+            k: form.get(k, "") for k in ("command", "subject", "tenant", "draft", "draft_set")
+        }
         if not all(isinstance(v, str) for v in values.values()):
             return render(request, 400, error="Every field is text.")
         text: dict[str, str] = {k: str(v) for k, v in values.items()}
@@ -147,8 +156,13 @@ def routes(console: Console) -> list[Route]:
             return render(request, 400, error=problem, **text)
         try:
             tried = await run_in_threadpool(
-                try_command, console.config, text["command"], text["subject"].strip(),
-                text["tenant"].strip(), text["draft"], text["draft_set"],
+                try_command,
+                console.config,
+                text["command"],
+                text["subject"].strip(),
+                text["tenant"].strip(),
+                text["draft"],
+                text["draft_set"],
             )
         except (ShellgateError, ImportError, OSError) as exc:
             return render(request, 422, error=str(exc), **text)

@@ -60,7 +60,9 @@ def read_policies(console: Console) -> Policies:
         shown = Policies("files ([policy] paths)")
         for path in pol.paths:
             shown.sets.append(
-                ShownSet(path.name, str(path), _read(path / "policy.csv"), _read(path / "tests.csv"))
+                ShownSet(
+                    path.name, str(path), _read(path / "policy.csv"), _read(path / "tests.csv")
+                )
             )
         return shown
     db = console.database(pol.store)
@@ -68,7 +70,9 @@ def read_policies(console: Console) -> Policies:
     try:
         from shellgate.store.policies import PolicyStore
     except ImportError:
-        shown.error = "This shellgate cannot read a policy store (shellgate.store.policies is missing)."
+        shown.error = (
+            "This shellgate cannot read a policy store (shellgate.store.policies is missing)."
+        )
         return shown
     try:
         store = PolicyStore(db)
@@ -80,8 +84,9 @@ def read_policies(console: Console) -> Policies:
             if entry is None:
                 shown.sets.append(ShownSet(name, "(missing from the store)", "", ""))
             else:
-                shown.sets.append(ShownSet(name, f"version {shown.head}", entry.policy_csv,
-                                           entry.tests_csv))
+                shown.sets.append(
+                    ShownSet(name, f"version {shown.head}", entry.policy_csv, entry.tests_csv)
+                )
         shown.history = store.history(limit=HISTORY)
         shown.hosts = store.hosts()
     except ShellgateError as exc:
@@ -92,7 +97,8 @@ def read_policies(console: Console) -> Policies:
 def routes(console: Console) -> list[Route]:
     async def page(request: Request) -> Response:
         shown = await run_in_threadpool(read_policies, console)
-        return console.render(request, "policies.html", status_code=503 if shown.error else 200,
-                              policies=shown)
+        return console.render(
+            request, "policies.html", status_code=503 if shown.error else 200, policies=shown
+        )
 
     return [Route("/policies", console.page(page), methods=["GET"])]

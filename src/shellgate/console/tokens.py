@@ -23,11 +23,11 @@ from pathlib import Path
 
 from shellgate.errors import ConfigError
 from shellgate.mcp_tokens import (
+    _NAME,
     MAX_NAME_CHARS,
     NAME_CHARS,
     _check_token,
     _digest,
-    _NAME,
     _read_private,
 )
 
@@ -71,8 +71,7 @@ def load_login_tokens(path: Path) -> LoginTokens:
             raise ConfigError(
                 f"{where}: expected 'TOKEN PERSON', found {len(fields)} field"
                 f"{'' if len(fields) == 1 else 's'}",
-                hint="one login a line: the token, then the person it belongs to "
-                "(docs/console.md)",
+                hint="one login a line: the token, then the person it belongs to (docs/console.md)",
             )
         token, person = fields
         _check_token(token, where)
