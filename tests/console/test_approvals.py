@@ -221,7 +221,7 @@ def test_approving_in_the_console_runs_the_waiting_call(
         card.locator("input[name=message]").fill("looks fine")
         card.locator("button.approve").click()
         assert page.inner_text("#note") == "Approved: the call runs now."
-        out, err = run.communicate(timeout=60)
+        _out, err = run.communicate(timeout=60)
     finally:
         if run.poll() is None:
             run.kill()
@@ -244,7 +244,7 @@ def test_denying_in_the_console_keeps_the_call_from_running(
         page.goto(server.url + "/approvals")
         page.locator(f"#approval-{pending.id} button.deny").click()
         assert page.inner_text("#note") == "Denied: the call will not run."
-        out, err = run.communicate(timeout=60)
+        run.communicate(timeout=60)
     finally:
         if run.poll() is None:
             run.kill()
@@ -264,7 +264,8 @@ def test_a_hostile_pending_command_renders_inert(
         page.goto(server.url + "/approvals")
         shown = page.locator(f"#approval-{pending.id} .command").inner_text()
         assert "<script>window.pwned=1</script>" in shown
-        assert "\\x1b[2J" in shown and "\\u202e" in shown
+        assert "\\x1b[2J" in shown
+        assert "\\u202e" in shown
         assert page.locator(f"#approval-{pending.id} script").count() == 0
         assert page.evaluate("typeof window.pwned") == "undefined"
     finally:
