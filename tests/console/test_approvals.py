@@ -199,11 +199,11 @@ def waiting_run(setup: Path, command: str) -> subprocess.Popen[str]:
 
 
 def pending_for(queue: Any, command: str) -> Any:
-    found: list[Any] = []
-    assert wait_until(
-        lambda: bool(found.extend(a for a in queue.pending() if a.command == command) or found), 60
-    )
-    return found[0]
+    def mine() -> list[Any]:
+        return [a for a in queue.pending() if a.command == command]
+
+    assert wait_until(lambda: bool(mine()), 60)
+    return mine()[0]
 
 
 @pytest.mark.browser
