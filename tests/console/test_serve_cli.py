@@ -3,6 +3,7 @@ for the other commands."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.conftest import wait_until
 from tests.console.console_helpers import (
     ALICE,
     NONCE,
@@ -164,3 +166,35 @@ def test_serve_help_names_its_options() -> None:
     assert done.returncode == 0
     for option in ("--config FILE", "--listen [HOST:]PORT", "--tokens FILE"):
         assert option in done.stdout
+
+
+def test_sighup_rereads_the_tokens_file(tmp_path: Path) -> None:
+    config = write_setup(tmp_path)
+    newcomer = "newcomer-token-0123456789abcdef"
+    with ConsoleProcess(config) as server:
+        write_tokens(tmp_path / "tokens", f"{newcomer} dana\n")
+        server.proc.send_signal(signal.SIGHUP)
+        assert wait_until(lambda: "SIGHUP: 1 console tokens loaded" in server.stderr(), 30)
+        with server.client() as c:
+            assert login(c, ALICE).status_code == 401
+            assert login(c, newcomer).status_code == 303
+        write_tokens(tmp_path / "tokens", f"{newcomer} dana\n", 0o644)  # a bad file: kept the last
+        server.proc.send_signal(signal.SIGHUP)
+        assert wait_until(
+            lambda: "tokens not reloaded, the last good ones stay" in server.stderr(), 30
+        )
+        with server.client() as c:
+            assert login(c, newcomer).status_code == 303
+
+
+def test_repeated_failed_logins_are_slowed_down(tmp_path: Path) -> None:
+    with ConsoleProcess(write_setup(tmp_path)) as server, server.client() as c:
+        for _ in range(10):
+            assert login(c, "wrong-token-0123456789abcdef").status_code == 401
+        assert login(c, "wrong-token-0123456789abcdef").status_code == 429
+        assert login(c, ALICE).status_code == 429  # even the right token waits out the window
+        assert "too many failed logins" in server.stderr()
+
+
+def test_a_bad_log_level_is_refused(tmp_path: Path) -> None:
+    assert "invalid --log-level" in refused(write_setup(tmp_path), "--log-level", "LOUD")
