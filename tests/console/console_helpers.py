@@ -32,6 +32,7 @@ p, agent, *, echo *, allow, echoing is harmless
 p, agent, *, touch *, ask, writes files
 p, agent, *, rm -rf *, deny, removes a tree
 """
+TESTS = "agent, default, allow, echo hi\nagent, default, deny, rm -rf /tmp/x\n"
 ANNOUNCED = re.compile(r"console at (http://\S+)/")
 
 
@@ -47,6 +48,7 @@ def write_setup(tmp_path: Path, *, extra: str = "", audit: str = 'path = "audit.
     policy.mkdir(exist_ok=True)
     shutil.copy(SHIPPED_MODEL, policy / "model.conf")
     (policy / "policy.csv").write_text(textwrap.dedent(RULES).lstrip(), encoding="utf-8")
+    (policy / "tests.csv").write_text(TESTS, encoding="utf-8")
     (tmp_path / "ws").mkdir(exist_ok=True)
     write_tokens(tmp_path / "tokens")
     toml = tmp_path / "shellgate.toml"

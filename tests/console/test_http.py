@@ -297,6 +297,7 @@ def test_metrics_need_a_bearer_token(server: ConsoleProcess) -> None:
         assert good.text == "metrics unavailable"
     else:
         assert good.status_code == 200
+        assert good.headers["content-type"].startswith("text/plain")
 
 
 def test_the_audit_trail_newest_first_with_filters_and_chain_status(

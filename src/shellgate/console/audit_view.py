@@ -84,7 +84,7 @@ def _matches(record: dict[str, Any], filters: dict[str, str]) -> bool:
     return True
 
 
-def _chain(result: Any, where: str) -> Chain:
+def _chain(result: Any) -> Chain:
     if result.ok:
         start = (
             ""
@@ -92,7 +92,7 @@ def _chain(result: Any, where: str) -> Chain:
             else (f" (continues an earlier log after seq {result.continues[0]}, not checked)")
         )
         return Chain(True, result.records, f"intact: {result.records} records{start}")
-    place = f"{result.file}:" if result.file is not None else f"{where} record "
+    place = f"{result.file}:" if result.file is not None else "record seq "
     return Chain(False, result.records, f"broken at {place}{result.first_bad}: {result.reason}")
 
 
@@ -114,7 +114,7 @@ def read_trail(console: Console, filters: dict[str, str]) -> Trail:
                 "This shellgate cannot read an audit store (shellgate.store.audit is missing).",
             )
         try:
-            chain = _chain(verify_store(db, audit.log), "seq")
+            chain = _chain(verify_store(db, audit.log))
             records = _store_records(db, audit.log)
             for record in records:
                 scanned += 1
@@ -130,7 +130,7 @@ def read_trail(console: Console, filters: dict[str, str]) -> Trail:
         if not path.exists():
             return Trail(source, None, [], 0, f"{path}: no audit log yet")
         try:
-            chain = _chain(verify(path), "line")
+            chain = _chain(verify(path))
             for record in _file_records(path):
                 scanned += 1
                 if _matches(record, filters):
