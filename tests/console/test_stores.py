@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -23,7 +23,7 @@ store_policies = pytest.importorskip("shellgate.store.policies")
 
 
 @pytest.fixture
-def alice_on(tmp_path: Path) -> Iterator[object]:
+def alice_on() -> Iterator[Callable[[Path], httpx.Client]]:
     """A factory: a console on ``setup``, and a logged-in client."""
     servers: list[ConsoleProcess] = []
     clients: list[httpx.Client] = []
@@ -45,7 +45,9 @@ def alice_on(tmp_path: Path) -> Iterator[object]:
             server.close()
 
 
-def test_the_audit_page_reads_the_store(tmp_path: Path, store_url: str, alice_on) -> None:  # type: ignore[no-untyped-def]
+def test_the_audit_page_reads_the_store(
+    tmp_path: Path, store_url: str, alice_on: Callable[[Path], httpx.Client]
+) -> None:
     from shellgate.audit import open_audit
 
     log = open_audit(AuditConfig(store=store_url, log="fleet"))
@@ -84,8 +86,8 @@ def test_the_audit_page_reads_the_store(tmp_path: Path, store_url: str, alice_on
 
 
 def test_the_policies_page_and_playground_read_the_store(
-    tmp_path: Path, store_url: str, alice_on
-) -> None:  # type: ignore[no-untyped-def]
+    tmp_path: Path, store_url: str, alice_on: Callable[[Path], httpx.Client]
+) -> None:
     setup = write_setup(tmp_path)
     with Database(store_url) as db:
         store = store_policies.PolicyStore(db)
