@@ -369,3 +369,28 @@ def test_a_session_expires(tmp_path: Path) -> None:
             lambda: c.get("/approvals", headers={"Accept": "text/html"}).status_code == 303,
             timeout_s=15,
         )
+
+
+def test_unreachable_stores_are_said_and_nothing_is_shown_as_if_fine(tmp_path: Path) -> None:
+    dead = "postgresql://nobody@127.0.0.1:1/shellgate"
+    setup = write_setup(
+        tmp_path,
+        audit=f'store = "{dead}"',
+        extra=f'[approval]\nmode = "queue"\nstore = "{dead}"\n',
+    )
+    setup.write_text(setup.read_text().replace("[policy]\n", f'[policy]\nstore = "{dead}"\n'))
+    with ConsoleProcess(setup) as server, server.client() as alice:
+        assert login(alice).status_code == 303
+        approvals = alice.get("/approvals")
+        assert approvals.status_code == 503
+        assert "The approval queue cannot be read" in approvals.text
+        assert 'id="approval-' not in approvals.text
+        audit = alice.get("/audit")
+        assert 'id="error"' in audit.text  # cannot be read (or cannot be read by this build)
+        assert 'class="chain' not in audit.text
+        policies = alice.get("/policies")
+        assert policies.status_code == 503
+        assert 'id="error"' in policies.text
+        tried = alice.post("/playground", data={"csrf": csrf_of(alice), "command": "echo hi"})
+        assert tried.status_code == 422
+        assert 'id="result"' not in tried.text
