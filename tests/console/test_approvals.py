@@ -270,3 +270,17 @@ def test_a_hostile_pending_command_renders_inert(
         assert page.evaluate("typeof window.pwned") == "undefined"
     finally:
         queue.answer(pending.id, "deny", person="cleanup")
+
+
+@pytest.mark.browser
+def test_a_new_approval_appears_without_a_reload_by_hand(
+    queue: Any, server: ConsoleProcess, page: Page
+) -> None:
+    with page.expect_response(lambda r: r.url.endswith("/approvals/state")):
+        page.goto(server.url + "/approvals")  # the page's script has read the queue's state
+    pending = submit(queue, "touch live.txt")
+    try:
+        page.wait_for_selector(f"#approval-{pending.id}", timeout=20_000)  # polled every 2 s
+        assert "touch live.txt" in page.inner_text(f"#approval-{pending.id} .command")
+    finally:
+        queue.answer(pending.id, "deny", person="cleanup")
