@@ -43,6 +43,7 @@ MAX_FORM_BYTES = 256 * 1024  # bytes of a POST body (a command and draft rules f
 MAX_FORM_FIELDS = 20
 FAILED_LOGINS = 10  # failed logins from one address within FAILED_WINDOW_S ...
 FAILED_WINDOW_S = 60.0  # ... make it wait until the window has passed
+MAX_CLIENTS = 10_000  # addresses remembered before the quiet ones are forgotten
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -119,6 +120,10 @@ class Throttle:
 
     def failed(self, client: str) -> None:
         with self._lock:
+            if len(self._failures) > MAX_CLIENTS:  # forget addresses whose window has passed
+                for other in list(self._failures):
+                    if not self._recent(other):
+                        del self._failures[other]
             self._recent(client).append(self._clock())
 
     def _recent(self, client: str) -> list[float]:
