@@ -15,6 +15,7 @@ from __future__ import annotations
 from shellgate.config import Config
 from shellgate.models import Analysis, CallInfo, Decision, Segment, SegmentVerdict, Verdict
 from shellgate.policy.builtin import INPUT_GUARD, input_guard
+from shellgate.policy.casbin_layer import CasbinLayer, PolicyState, unavailable
 from shellgate.policy.deadline import LayerRunner
 from shellgate.policy.engine import Layer, decide, decide_async, layers_of, new_plugin_manager
 from shellgate.policy.plugins import register_plugin
@@ -34,6 +35,10 @@ class Decider:
         self._builtin = frozenset(n for n, _ in self.pm.list_name_plugin() if n not in configured)
         self._layers: list[Layer] = layers_of(self.pm, self._builtin)
         self._runner = LayerRunner()
+        rules = self.pm.get_plugin(CasbinLayer.name)
+        self.rules = rules if isinstance(rules, CasbinLayer) else None
+        # Pinning costs a little; without a store the file sets change only on reload.
+        self._pin = self.rules is not None and config.policy.store is not None
 
     def register(self, plugin: object, *, name: str) -> None:
         """Add a layer (or execute wrapper) object after the configured ones.
@@ -46,8 +51,33 @@ class Decider:
         register_plugin(self.pm, plugin, name)
         self._layers = layers_of(self.pm, self._builtin)
 
+    def watch(self, gate: str) -> None:
+        """Start live reload (``docs/fleet.md``): a thread that follows the policy
+        store and the policy files; :meth:`close` stops it. Gates call this; a
+        one-shot decision (``shellgate check``, a host hook) does not."""
+        pol = self.config.policy
+        if self.rules is not None and (
+            pol.store is not None or (pol.reload_poll_ms > 0 and self.rules.paths)
+        ):
+            self._pin = True  # the files may now change under a running call
+            self.rules.watch(gate=gate, poll_ms=self.config.policy.reload_poll_ms)
+
+    def stop_watching(self) -> None:
+        """Stop the live-reload thread and close the store (calls still decide)."""
+        if self.rules is not None:
+            self.rules.close()
+
+    @property
+    def policy_problem(self) -> str | None:
+        """Why no good policy is in force (every call is then denied), or None."""
+        if self.rules is None or self.rules.state.engine is not None:
+            return None
+        return self.rules.state.problem or "no policy loaded"
+
     def close(self) -> None:
-        """Let the plugin layers' idle worker threads end (also done when collected)."""
+        """Let the plugin layers' idle worker threads end (also done when collected),
+        and stop the live-reload thread."""
+        self.stop_watching()
         self._runner.close()
 
     @property
@@ -76,10 +106,20 @@ class Decider:
         early = self._before_layers(call)
         if isinstance(early, Verdict):
             return early
+        if not self._pin:
+            return self._decide(call, early)
+        assert self.rules is not None
+        state = self.rules.pin(call)  # every segment of this call sees one policy
+        try:
+            return _versioned(self._decide(call, early), state, early)
+        finally:
+            self.rules.unpin(call)
+
+    def _decide(self, call: CallInfo, analysis: Analysis) -> Verdict:
         pol = self.config.policy
         return decide(
             call,
-            early,
+            analysis,
             self._layers,
             default=pol.default,
             layer_budget_ms=pol.plugin_timeout_ms,
@@ -92,14 +132,18 @@ class Decider:
         if isinstance(early, Verdict):
             return early
         pol = self.config.policy
-        return await decide_async(
-            call,
-            early,
-            self._layers,
-            default=pol.default,
-            layer_budget_ms=pol.plugin_timeout_ms,
-            runner=self._runner,
-        )
+        if not self._pin:
+            return await decide_async(call, early, self._layers, default=pol.default,
+                                      layer_budget_ms=pol.plugin_timeout_ms, runner=self._runner)
+        assert self.rules is not None
+        state = self.rules.pin(call)
+        try:
+            verdict = await decide_async(call, early, self._layers, default=pol.default,
+                                         layer_budget_ms=pol.plugin_timeout_ms,
+                                         runner=self._runner)
+        finally:
+            self.rules.unpin(call)
+        return _versioned(verdict, state, early)
 
     def _before_layers(self, call: CallInfo) -> Verdict | Analysis:
         """Input guard and analysis: a final verdict, or the analysis for the layers."""
@@ -132,3 +176,16 @@ class Decider:
                 ),
             )
         return analysis
+
+
+def _versioned(verdict: Verdict, state: PolicyState, analysis: Analysis) -> Verdict:
+    """The verdict with the store version that decided it; without a good policy,
+    a deny for the whole call, whatever the layers said (even with no segment)."""
+    if state.engine is None:
+        refusal = unavailable(state)
+        segments = tuple(SegmentVerdict(segment=s, decision=refusal) for s in analysis.segments)
+        return Verdict(decision=refusal, segments=segments or verdict.segments,
+                       policy_version=state.version)
+    if state.version is None:
+        return verdict
+    return verdict.model_copy(update={"policy_version": state.version})

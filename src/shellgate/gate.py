@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from shellgate.approval import Approver, SessionGrants, make_approver
 from shellgate.approval.sealed import Approval, ApprovalSeal
-from shellgate.audit import AuditLog
+from shellgate.audit import AuditSink, open_audit
 from shellgate.config import Config, load_config
 from shellgate.decider import Decider
 from shellgate.errors import ShellgateError, TaskError, ToolInputError
@@ -60,7 +60,7 @@ class Gate:
         *,
         approver: Approver | None = None,
         notices: NoticeSink | None = None,
-        audit: AuditLog | None = None,
+        audit: AuditSink | None = None,
         env: Mapping[str, str] | None = None,
         session: str | None = None,
         keep_spill: bool = False,
@@ -68,14 +68,12 @@ class Gate:
     ) -> None:
         self.config = config if config is not None else load_config()
         self.decider = Decider(self.config)
+        self.gate_id = secrets.token_hex(8)  # this gate's row in a policy store's sg_hosts
+        self.decider.watch(self.gate_id)  # live reload (docs/fleet.md); stopped by aclose
         self.approver: Approver = approver or make_approver(self.config.approval)
         self._queue = QueueNotices() if notices is None else None
         self.tasks = TaskRegistry(self.config.executor.max_tasks, notices or self._queue)  # type: ignore[arg-type]
-        self.audit = (
-            audit
-            if audit is not None
-            else AuditLog(self.config.audit.path, fsync=self.config.audit.fsync)
-        )
+        self.audit = audit if audit is not None else open_audit(self.config.audit)
         self.grants = SessionGrants()
         self.seal = ApprovalSeal(approval_key)
         self.env = dict(env or {})
@@ -126,12 +124,15 @@ class Gate:
         return self._closing
 
     def reload(self) -> None:
-        """Reopen the audit log and rebuild the decision step from the policy files.
+        """Reopen the audit log and rebuild the decision step from the policy files
+        and the policy store's head (live reload does the latter on its own:
+        docs/fleet.md).
 
         For log rotation and policy edits (``shellgate mcp`` runs it on SIGHUP).
         The config itself is not re-read. Layers registered in code
         (``gate.decider.register``) carry over. Fail closed: a policy set or
-        plugin that no longer loads leaves the last good decision step in force,
+        plugin that no longer loads, or a store that cannot give a good policy
+        (unreachable, empty, broken), leaves the last good decision step in force,
         and this raises :class:`~shellgate.errors.ShellgateError` saying so, after
         the audit log was reopened. Calls already past their decision keep it.
         """
@@ -142,13 +143,18 @@ class Gate:
             problems.append(f"audit log not reopened: {_describe(exc)}")
         try:
             decider = Decider(self.config)
+            if decider.policy_problem is not None:  # a store that cannot give a good policy
+                decider.close()
+                raise ShellgateError(decider.policy_problem)
             for name, plugin in self.decider.pm.list_name_plugin():
                 if decider.pm.get_plugin(name) is None:
                     decider.register(plugin, name=name)
         except Exception as exc:  # whatever a policy file or plugin raises: keep the old one
             problems.append(f"policy not reloaded, the last good one stays: {_describe(exc)}")
         else:
-            self.decider = decider
+            old, self.decider = self.decider, decider
+            old.stop_watching()  # its reload thread; calls already holding it still decide
+            decider.watch(self.gate_id)
         if problems:
             raise ShellgateError("; ".join(problems))
 

@@ -142,6 +142,8 @@ class Verdict(_Frozen):
     decision: Decision
     segments: tuple[SegmentVerdict, ...]
     require_sandbox: bool = False
+    #: The policy store version that decided (None: no store; docs/fleet.md).
+    policy_version: int | None = None
 
     @property
     def effect(self) -> Effect:

@@ -70,3 +70,49 @@ def test_deep_role_chains_stop_where_casbin_stops() -> None:
     reached = [i for i in range(13) if index.best("n0", "t", f"c{i}") is not None]
     assert reached == [i for i in range(13) if reference.best("n0", "t", f"c{i}") is not None]
     assert reached == list(range(10))
+
+
+def _policy_text(rows: list[tuple[str, str, str, str]], links: list[tuple[str, str, str]]) -> str:
+    lines = [f"g, {u}, {r}, {t}" for u, r, t in links]
+    lines += [f"p, {s}, {t}, {p}, {e}" for s, t, p, e in rows]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(TENANTS),
+                               st.sampled_from(PATTERNS), st.sampled_from(EFFECTS)),
+                     max_size=25),
+       links=st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(NAMES),
+                                st.sampled_from(TENANTS)), max_size=10),
+       requests=st.lists(st.tuples(st.sampled_from(NAMES), st.sampled_from(["t1", "t2"]), words,
+                                   st.lists(words, max_size=2)), min_size=1, max_size=8))
+def test_a_store_loaded_set_agrees_with_casbin_and_with_its_files(
+    rows: list[tuple[str, str, str, str]], links: list[tuple[str, str, str]],
+    requests: list[tuple[str, str, tuple[str, ...], list[tuple[str, ...]]]],
+) -> None:
+    """A set read from text (a policy store's rows) is the same set as from files:
+    the index agrees with casbin over it, and with the file set, rule refs included."""
+    import tempfile
+
+    from shellgate.policy.loader import SHIPPED_MODEL, load_policy_set, load_policy_text
+
+    model = SHIPPED_MODEL.read_text(encoding="utf-8")
+    text = _policy_text(rows, links)
+    stored = load_policy_text(model, text, label="team")
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp) / "team"
+        directory.mkdir()
+        (directory / "model.conf").write_text(model, encoding="utf-8")
+        (directory / "policy.csv").write_text(text, encoding="utf-8")
+        from_files = load_policy_set(directory)
+    ours = PolicyEngine([PolicyIndex(stored)])
+    theirs = PolicyEngine([ReferenceEnforcer(stored)])
+    files = PolicyEngine([PolicyIndex(from_files)])
+    for subject, tenant, argv, forms in requests:
+        segment = Segment(text=" ".join(argv), argv=argv, forms=(argv, *forms))
+        found = [e.match(subject, tenant, segment) for e in (ours, theirs, files)]
+        refs = [m and (e.ref(m.rule), m.text) for e, m in zip((ours, theirs, files), found,
+                                                              strict=True)]
+        assert refs[0] == refs[1] == refs[2], (subject, tenant, argv, refs)
+        if refs[0]:
+            assert refs[0][0].startswith("team/policy.csv:")

@@ -105,3 +105,24 @@ def test_unreachable_postgres_is_a_store_error(pg_cluster: object) -> None:
     with pytest.raises(StoreError, match=r"cannot connect") as caught, db.transaction():
         pass
     assert "pw@" not in str(caught.value)
+
+
+def test_many_openers_of_a_new_sqlite_file_all_get_in(tmp_path: Path) -> None:
+    """Switching a new file to WAL does not wait for other openers: they retry."""
+    errors: list[BaseException] = []
+
+    def opener(url: str) -> None:
+        try:
+            with Database(url) as db, db.transaction() as tx:
+                tx.execute("SELECT 1")
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    for round_ in range(20):
+        url = f"sqlite://{tmp_path}/r{round_}.db"
+        threads = [threading.Thread(target=opener, args=(url,)) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert errors == []

@@ -84,6 +84,21 @@ def _tail_state(fd: int, size: int, where: Path) -> tuple[int, str]:
     return seq, digest
 
 
+def checked_body(record: Mapping[str, object]) -> dict[str, object]:
+    """``record`` as plain JSON data, or :class:`AuditError` (every log's checks:
+    a mapping, none of the log's own keys, no environment, JSON values only)."""
+    if not isinstance(record, Mapping):
+        raise AuditError(f"audit record must be a mapping, got {type(record).__name__}")
+    owned = (CHAIN_KEYS | FIT_KEYS).intersection(record)
+    if owned:
+        raise AuditError(
+            f"audit record must not set {', '.join(sorted(owned))}: the log adds them"
+        )
+    body = plain(record)
+    assert isinstance(body, dict)  # a Mapping stays a dict under plain()
+    return body
+
+
 def _open_log(path: Path) -> tuple[int, int, tuple[int, str]]:
     """``(fd, size, (seq, hash) of its last record)`` for the log at ``path``."""
     try:
@@ -219,15 +234,7 @@ class AuditLog:
         not fit ``MAX_RECORD_BYTES`` even cut, a closed log and a log whose
         earlier write failed.
         """
-        if not isinstance(record, Mapping):
-            raise AuditError(f"audit record must be a mapping, got {type(record).__name__}")
-        owned = (CHAIN_KEYS | FIT_KEYS).intersection(record)
-        if owned:
-            raise AuditError(
-                f"audit record must not set {', '.join(sorted(owned))}: the log adds them"
-            )
-        body = plain(record)
-        assert isinstance(body, dict)  # a Mapping stays a dict under plain()
+        body = checked_body(record)
         with self._lock:
             self._check_usable()
             if self._fd is None:

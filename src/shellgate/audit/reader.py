@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -129,10 +130,14 @@ def _line_problem(raw: bytes, record: dict[str, Any], seq: int, prev: str) -> st
     return None
 
 
-def verify(path: Path, *more: Path) -> VerifyResult:
+def verify(
+    path: Path, *more: Path, each: Callable[[int, bytes], None] | None = None
+) -> VerifyResult:
     """Check the chain of the log at ``path`` (then of ``more``, rotated files in
     order, oldest first, as one chain); stop at the first bad line.
 
+    ``each(seq, line)``, when given, is called with every good line, in order, as
+    soon as it is checked (``shellgate audit export`` writes them out).
     Raises :class:`~shellgate.errors.AuditError` when a file cannot be read.
     """
     seq, prev = 0, GENESIS
@@ -161,6 +166,8 @@ def verify(path: Path, *more: Path) -> VerifyResult:
                             continues=continues,
                         )
                     seq, prev = bad
+                    if each is not None:
+                        each(seq, raw)
             if lineno:
                 previous = current
         except OSError as exc:

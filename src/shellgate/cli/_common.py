@@ -46,7 +46,7 @@ def note(message: str) -> None:
 
 def note_default_policy(cfg: Config) -> None:
     """Say so when no policy set was configured and the packaged default is in use."""
-    if cfg.default_policy is not None:
+    if cfg.default_policy is not None and cfg.policy.store is None:
         note(f"no [policy] paths configured; using the packaged policy set {cfg.default_policy}")
 
 

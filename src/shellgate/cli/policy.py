@@ -7,7 +7,8 @@ set was written (with or without warnings), 2 an unknown ``--from``, a source
 file that cannot be read or is not valid in its format, or a ``DIR`` that is not
 empty (without ``--force``) or cannot be written. Errors are an ``error: …`` line
 (and maybe a ``hint: …``) on stderr; import warnings are ``warning: FILE:LINE: …``
-lines on stderr. Heavy imports happen inside the commands.
+lines on stderr. Heavy imports happen inside the commands. ``push``, ``pull``,
+``history`` and ``rollback`` (a policy store) are in :mod:`shellgate.cli.policy_store`.
 """
 
 from __future__ import annotations
@@ -64,12 +65,15 @@ agent, default, ask, make
 
 def register(app: typer.Typer) -> None:
     """Add the ``policy`` command group to ``app``."""
-    group = typer.Typer(name="policy", help="Author, test and lint policy sets.",
+    group = typer.Typer(name="policy", help="Author, test, lint and store policy sets.",
                         no_args_is_help=True)
     group.command("init", cls=ShellgateCommand)(init_command)
     group.command("test", cls=ShellgateCommand)(run_tests_command)
     group.command("lint", cls=ShellgateCommand)(lint_command)
     group.command("import", cls=ShellgateCommand)(import_command)
+    from shellgate.cli.policy_store import register as register_store
+
+    register_store(group)  # push, pull, history, rollback (docs/fleet.md)
     app.add_typer(group, name="policy")
 
 

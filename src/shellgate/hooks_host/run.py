@@ -83,7 +83,7 @@ def _no_pydantic_plugins() -> None:
 def _decide(host: Host, call: ShellCall, config: str | None) -> tuple[str, str]:
     """Decide ``call`` under the configured policy and audit it; ``(effect, reason)``."""
     _no_pydantic_plugins()
-    from shellgate.audit.log import AuditLog
+    from shellgate.audit import open_audit
     from shellgate.config import load_config
     from shellgate.decider import Decider
     from shellgate.models import CallInfo
@@ -124,7 +124,7 @@ def _decide(host: Host, call: ShellCall, config: str | None) -> tuple[str, str]:
             reason = ("this configuration runs every command in shellgate's sandbox "
                       "([executor] kind = \"bwrap\"), and the host would run it outside; "
                       "give the hook a configuration with kind = \"local\"")
-    with AuditLog(cfg.audit.path, fsync=cfg.audit.fsync) as audit:
+    with open_audit(cfg.audit) as audit:
         audit.append(
             {
                 "type": "decision",
@@ -144,6 +144,9 @@ def _decide(host: Host, call: ShellCall, config: str | None) -> tuple[str, str]:
                 "segments": verdict.segment_records(),
                 # Only when set: why an allowed command was answered deny.
                 **({"require_sandbox": True} if sandboxed else {}),
+                # Only with a policy store: the version that decided (docs/fleet.md).
+                **({"policy_version": verdict.policy_version}
+                   if verdict.policy_version is not None else {}),
             }
         )
     return effect, reason_text(effect, reason, top.layer, top.rule)

@@ -20,13 +20,17 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from shellgate.errors import PolicyError
 from shellgate.hookspecs import hookimpl
 from shellgate.models import CallInfo, Decision, Segment
 from shellgate.policy.index import PolicyIndex, rank
 from shellgate.policy.loader import PolicySource, Rule, load_policy_set
 from shellgate.shell.argv.canonical import shown
+
+if TYPE_CHECKING:
+    from shellgate.policy.live import PolicyLoader, PolicyWatcher
 
 LAYER = "casbin"
 
@@ -91,11 +95,21 @@ class PolicyEngine:
 
     def __init__(self, indexes: Sequence[RuleFinder]) -> None:
         self.indexes = tuple(indexes)
-        self._set_names = set_names([i.source.directory for i in self.indexes])
+        self._set_names = set_names(
+            [i.source.directory for i in self.indexes if i.source.label is None]
+        )
+        # A set read from a store is named by its label (its name in the store).
+        self._labels = {
+            i.source.rule_file: i.source.label for i in self.indexes if i.source.label is not None
+        }
 
     def ref(self, rule: Rule) -> str:
         """The rule's name in decisions: ``<set>/policy.csv:<line>``, the set named by
-        its directory (``default/policy.csv:111``), never a host path."""
+        its directory (``default/policy.csv:111``), never a host path, or by its name
+        in the policy store."""
+        label = self._labels.get(rule.file)
+        if label is not None:
+            return f"{label}/{os.path.basename(rule.file)}:{rule.line}"
         directory = os.path.dirname(rule.file)
         name = self._set_names.get(_key(directory), directory)
         return f"{name}/{os.path.basename(rule.file)}:{rule.line}"
@@ -178,31 +192,122 @@ def _cut(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+@dataclass(frozen=True, slots=True)
+class PolicyState:
+    """The rules in force, swapped whole: the engine, the store version it holds
+    (``None`` without a store) and, when there is no good policy, why."""
+
+    engine: PolicyEngine | None
+    version: int | None = None
+    problem: str | None = None
+
+
 class CasbinLayer:
-    """The ``casbin`` waterfall layer over ``paths`` (strictest answer across all sets)."""
+    """The ``casbin`` waterfall layer over ``paths`` (strictest answer across all sets),
+    then the sets of a policy store (``docs/fleet.md``).
+
+    Broken file sets raise at start-up as always. A store that cannot give a good
+    policy at start-up (unreachable, empty, broken) does not stop the gate: every
+    call is then denied naming the problem, until a good policy loads.
+    """
 
     name = LAYER
 
-    def __init__(self, paths: Sequence[Path]) -> None:
+    def __init__(
+        self,
+        paths: Sequence[Path],
+        *,
+        store: str | None = None,
+        store_sets: Sequence[str] = (),
+    ) -> None:
         self.paths = tuple(Path(p) for p in paths)
-        self._engine = PolicyEngine.load(self.paths)
+        self.store = store
+        self.store_sets = tuple(store_sets)
+        self._pins: dict[int, PolicyState] = {}
+        self._loader: PolicyLoader | None = None
+        self._watcher: PolicyWatcher | None = None
+        if store is None:
+            self._state = PolicyState(PolicyEngine.load(self.paths))
+        else:
+            self._state = self.loader().first()
+
+    def loader(self) -> PolicyLoader:
+        """What builds new states (files with their fingerprints, the store's head)."""
+        if self._loader is None:
+            from shellgate.policy.live import PolicyLoader
+
+            self._loader = PolicyLoader(self.paths, self.store, self.store_sets)
+        return self._loader
+
+    @property
+    def state(self) -> PolicyState:
+        return self._state
 
     @property
     def engine(self) -> PolicyEngine:
-        return self._engine
+        """The engine in force; :class:`PolicyError` when there is no good policy."""
+        engine = self._state.engine
+        if engine is None:
+            raise PolicyError(self._state.problem or "no policy loaded")
+        return engine
+
+    def swap(self, state: PolicyState) -> None:
+        """Put ``state`` in force: one reference assignment, atomic for readers."""
+        self._state = state
 
     def reload(self) -> None:
         """Re-read every set; on a load error the old rules stay and the error is raised."""
-        self._engine = PolicyEngine.load(self.paths)  # one reference swap: atomic for readers
+        if self.store is None:
+            self._state = PolicyState(PolicyEngine.load(self.paths))  # one reference swap
+            return
+        self.loader().build(force=True, apply=self.swap)
+
+    def watch(self, *, gate: str, poll_ms: int) -> None:
+        """Start the reload watcher thread (stopped by :meth:`close`)."""
+        from shellgate.policy.live import PolicyWatcher
+
+        if self._watcher is None:
+            self._watcher = PolicyWatcher(self, gate=gate, poll_ms=poll_ms)
+            self._watcher.start()
+
+    def close(self) -> None:
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.stop()
+        if self._loader is not None:
+            self._loader.close()
+
+    def pin(self, call: CallInfo) -> PolicyState:
+        """Hold the current state for every segment of ``call`` (see :meth:`unpin`)."""
+        state = self._state
+        self._pins[id(call)] = state
+        return state
+
+    def unpin(self, call: CallInfo) -> None:
+        self._pins.pop(id(call), None)
 
     @hookimpl
     def shellgate_check(self, call: CallInfo, segment: Segment) -> Decision | None:
-        match = self._engine.match(call.subject, call.tenant, segment)
+        state = self._pins.get(id(call)) or self._state
+        engine = state.engine
+        if engine is None:
+            return unavailable(state)
+        match = engine.match(call.subject, call.tenant, segment)
         if match is None:
             return None
         return Decision(
             effect=match.rule.effect,
             reason=explain(match, segment),
             layer=LAYER,
-            rule=self._engine.ref(match.rule),
+            rule=engine.ref(match.rule),
         )
+
+
+def unavailable(state: PolicyState) -> Decision:
+    """The deny of a gate without a good policy."""
+    return Decision(
+        effect="deny",
+        reason=f"no policy in force: {state.problem or 'not loaded'}; every command is denied "
+        "until a good policy loads",
+        layer=LAYER,
+    )

@@ -77,22 +77,33 @@ class Problem:
 
 @dataclass(frozen=True)
 class PolicySource:
-    """A validated policy set: its rules in file order and its role links."""
+    """A validated policy set: its rules in file order and its role links.
+
+    ``label`` is set for a set read from text (a policy store): the set's name,
+    which its rule references use (``<label>/policy.csv:<line>``) in place of a
+    name derived from ``directory``.
+    """
 
     directory: Path
     rules: tuple[Rule, ...]
     links: tuple[Link, ...]
+    label: str | None = None
 
     @property
     def policy_file(self) -> Path:
         return self.directory / POLICY_FILE
+
+    @property
+    def rule_file(self) -> str:
+        """The ``file`` every rule of this set carries."""
+        return str(self.policy_file) if self.label is None else f"{self.label}/{POLICY_FILE}"
 
 
 @dataclass
 class _Reader:
     problems: list[Problem] = field(default_factory=list)
 
-    def problem(self, file: Path, line: int | None, message: str) -> None:
+    def problem(self, file: Path | str, line: int | None, message: str) -> None:
         self.problems.append(Problem(str(file), line, message))
 
 
@@ -133,6 +144,11 @@ def check_model(path: Path, reader: _Reader) -> None:
     except (OSError, UnicodeDecodeError) as exc:
         reader.problem(path, None, f"cannot read model.conf: {exc}")
         return
+    check_model_text(text, str(path), reader)
+
+
+def check_model_text(text: str, path: str, reader: _Reader) -> None:
+    """Refuse a model text that is not shellgate's; problems are named by ``path``."""
     shipped = parse_model(SHIPPED_MODEL.read_text(encoding="utf-8"))
     given = parse_model(text)
     for key, (value, _) in shipped.items():
@@ -167,7 +183,7 @@ def _comma_hint(fields: list[str]) -> str:
 
 
 def _policy_row(
-    fields: list[str], file: Path, line: int, order: int, reader: _Reader
+    fields: list[str], file: str, line: int, order: int, reader: _Reader
 ) -> Rule | None:
     if len(fields) not in (5, 6):
         reader.problem(file, line, f"a p row has 4 or 5 fields after 'p' (subject, tenant, "
@@ -191,10 +207,10 @@ def _policy_row(
     except PatternError as exc:
         reader.problem(file, line, str(exc))
         return None
-    return Rule(subject, tenant, pattern, effect, reason, str(file), line, order)
+    return Rule(subject, tenant, pattern, effect, reason, file, line, order)
 
 
-def _check_names(subject: str, tenant: str, file: Path, line: int, reader: _Reader) -> bool:
+def _check_names(subject: str, tenant: str, file: str, line: int, reader: _Reader) -> bool:
     if not subject or "*" in subject:
         reader.problem(file, line, f"subject {subject!r} must be a subject or role name "
                        "(there is no wildcard subject: give the rule to a role)")
@@ -224,6 +240,30 @@ def read_policy_set(directory: Path) -> tuple[PolicySource | None, list[Problem]
     except (OSError, UnicodeDecodeError) as exc:
         reader.problem(file, None, f"cannot read policy.csv: {exc}")
         return None, reader.problems
+    return _read_rows(text, PolicySource(directory, (), ()), reader)
+
+
+def read_policy_text(
+    model_conf: str, policy_csv: str, *, label: str
+) -> tuple[PolicySource | None, list[Problem]]:
+    """Read a set from its two texts (a policy store's rows), exactly as from files.
+
+    Problems and rule references name ``<label>/model.conf`` and
+    ``<label>/policy.csv:<line>``, as for a file set of that name.
+    """
+    reader = _Reader()
+    check_model_text(model_conf, f"{label}/{MODEL_FILE}", reader)
+    if len(policy_csv.encode("utf-8", "surrogatepass")) > MAX_POLICY_BYTES:
+        reader.problem(f"{label}/{POLICY_FILE}", None, f"larger than {MAX_POLICY_BYTES} bytes")
+        return None, reader.problems
+    return _read_rows(policy_csv, PolicySource(Path(label), (), (), label), reader)
+
+
+def _read_rows(
+    text: str, empty: PolicySource, reader: _Reader
+) -> tuple[PolicySource | None, list[Problem]]:
+    """The rows of ``policy.csv`` (its text) into ``empty``'s set, or every problem."""
+    file = empty.rule_file
     rules: list[Rule] = []
     links: list[Link] = []
     for line, raw in enumerate(text.splitlines(), start=1):
@@ -247,17 +287,25 @@ def read_policy_set(directory: Path) -> tuple[PolicySource | None, list[Problem]
             elif _check_names(fields[1], fields[3], file, line, reader) and _check_names(
                 fields[2], fields[3], file, line, reader
             ):
-                links.append(Link(fields[1], fields[2], fields[3], str(file), line))
+                links.append(Link(fields[1], fields[2], fields[3], file, line))
         else:
             reader.problem(file, line, f"unknown row type {kind!r} (expected 'p' or 'g')")
     if reader.problems:
         return None, reader.problems
-    return PolicySource(directory, tuple(rules), tuple(links)), []
+    return PolicySource(empty.directory, tuple(rules), tuple(links), empty.label), []
 
 
 def load_policy_set(directory: Path) -> PolicySource:
     """Load a set or raise :class:`PolicyError` naming the first problem's file and line."""
     source, problems = read_policy_set(directory)
+    if source is None:
+        raise PolicyError(str(problems[0]))
+    return source
+
+
+def load_policy_text(model_conf: str, policy_csv: str, *, label: str) -> PolicySource:
+    """:func:`read_policy_text`, raising :class:`PolicyError` for the first problem."""
+    source, problems = read_policy_text(model_conf, policy_csv, label=label)
     if source is None:
         raise PolicyError(str(problems[0]))
     return source

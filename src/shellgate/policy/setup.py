@@ -5,7 +5,9 @@
 5. casbin rules         6. configured plugins  7. closing default (in the engine)
 
 Every failure here (a policy set that does not load, an unknown plugin) raises at
-start-up: the gate never runs with a layer silently missing.
+start-up: the gate never runs with a layer silently missing. A policy store that
+cannot give a good policy is the one exception: the gate starts and its rules
+layer denies every call, naming the problem, until one loads (docs/fleet.md).
 """
 
 from __future__ import annotations
@@ -32,7 +34,11 @@ def register_layers(pm: pluggy.PluginManager, config: Config) -> None:
     pm.register(protected, name=protected.name)
     reads = ProtectedReadsLayer(config)
     pm.register(reads, name=reads.name)
-    rules = CasbinLayer(config.policy.paths)
+    pol = config.policy
+    # With a store and no explicit [policy] paths, the store alone: the packaged
+    # default set is not added (docs/fleet.md).
+    paths = () if pol.store is not None and config.default_policy is not None else pol.paths
+    rules = CasbinLayer(paths, store=pol.store, store_sets=pol.store_sets)
     pm.register(rules, name=rules.name)
     register_plugins(pm, config.policy.plugins)
 

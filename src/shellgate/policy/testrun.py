@@ -95,7 +95,8 @@ def run_cases(directory: Path, config: Config, cases: list[Case]) -> list[Outcom
     from shellgate.policy.reference import ReferenceEnforcer
 
     paths = (directory,)
-    config = config.model_copy(update={"policy": config.policy.model_copy(update={"paths": paths})})
+    policy = config.policy.model_copy(update={"paths": paths, "store": None})  # the set alone
+    config = config.model_copy(update={"policy": policy})
     decider = Decider(config)
     layer = decider.pm.get_plugin("casbin")
     assert isinstance(layer, CasbinLayer)

@@ -153,6 +153,9 @@ class Database:
     """A store's connection, shared by threads through one lock (see the module doc)."""
 
     def __init__(self, url: str | StoreURL, *, fsync: bool = True) -> None:
+        """``fsync=False``: SQLite ``synchronous=NORMAL``, PostgreSQL
+        ``synchronous_commit=off`` (a commit survives this process, not a crash of
+        the machine or server holding the store)."""
         self.url = url if isinstance(url, StoreURL) else parse_url(url)
         self.dialect: Dialect = self.url.dialect
         self._fsync = fsync
@@ -195,8 +198,23 @@ class Database:
         if self.dialect == "sqlite":
             self._conn = _sqlite_connect(self.url, fsync=self._fsync)
         else:
-            self._conn = _pg_connect(self.url, autocommit=False)
+            conn = _pg_connect(self.url, autocommit=False)
+            if not self._fsync:
+                # A commit returns before its WAL reaches the disk: it survives this
+                # process, not a crash of the server (see docs/audit.md, "fsync").
+                try:
+                    conn.execute("SET synchronous_commit = off")
+                    conn.commit()
+                except Exception as exc:
+                    conn.close()
+                    raise StoreError(f"{self.display}: cannot connect: {exc}") from exc
+            self._conn = conn
         return self._conn
+
+    def reconnect(self) -> None:
+        """Drop the connection; the next transaction opens a new one."""
+        with self._lock:
+            self._drop()
 
     @contextmanager
     def transaction(self) -> Iterator[Tx]:
@@ -222,6 +240,62 @@ class Database:
                 conn.commit()
             except Exception as exc:
                 raise self.failure(exc) from exc
+
+    def statement(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """One statement as its own transaction, in one round trip; its rows.
+
+        PostgreSQL: run in autocommit (no ``BEGIN``/``COMMIT`` round trips), so a
+        session-level lock or setting it takes outlives it. SQLite: a
+        :meth:`transaction` of that one statement.
+        """
+        if self.dialect == "sqlite":
+            with self.transaction() as tx:
+                return tx.execute(sql, params)
+        with self._lock:
+            conn = self._connect()
+            try:
+                conn.autocommit = True
+            except Exception as exc:
+                raise self.failure(exc) from exc
+            try:
+                return Tx(self, conn).execute(sql, params)
+            finally:
+                if self._conn is conn:
+                    with contextlib.suppress(Exception):  # broken: dropped, reconnects
+                        conn.autocommit = False
+
+    def batch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Several ``;``-separated statements in one round trip (PostgreSQL only).
+
+        Parameters are bound on the client (psycopg's ``ClientCursor``) and the
+        text is sent as one simple query, outside any transaction this object
+        opened: write ``BEGIN; …; COMMIT;`` for a transaction. A failing
+        statement ends the batch (an open ``BEGIN`` block is rolled back). The
+        rows are the last statement's.
+        """
+        if self.dialect != "postgresql":
+            raise StoreError(f"{self.display}: batches are for PostgreSQL")
+        import psycopg
+
+        with self._lock:
+            conn = self._connect()
+            try:
+                conn.autocommit = True
+                cursor = psycopg.ClientCursor(conn)
+                cursor.execute(_QMARK.sub("%s", sql.replace("%", "%%")), tuple(params))
+                rows = list(cursor.fetchall()) if cursor.description is not None else []
+                conn.autocommit = False
+                return rows
+            except Exception as exc:
+                failure = self.failure(exc)
+                if self._conn is conn:
+                    try:  # a BEGIN block the failure left open (or aborted) ends here
+                        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                            conn.execute("ROLLBACK")
+                        conn.autocommit = False
+                    except Exception:
+                        self._drop()
+                raise failure from exc
 
     def listen(self, channel: str) -> Listener:
         """A dedicated connection waiting for ``channel`` (PostgreSQL); see :class:`Listener`."""
@@ -295,12 +369,33 @@ def _sqlite_connect(url: StoreURL, *, fsync: bool) -> Any:
             url.path, timeout=SQLITE_BUSY_TIMEOUT_S, isolation_level=None,
             check_same_thread=False,
         )
-        conn.execute("PRAGMA journal_mode=WAL")
+        _set_wal(conn)
         conn.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
         conn.execute("PRAGMA foreign_keys=ON")
     except (OSError, sqlite3.Error) as exc:
         raise StoreError(f"{url.display}: cannot open: {exc}") from exc
     return conn
+
+
+def _set_wal(conn: Any) -> None:
+    """Switch a new file to WAL. The switch needs the file to itself and SQLite does
+    not wait for it (no busy handler), so processes opening a new store together
+    retry here instead of failing with "database is locked"."""
+    import sqlite3
+    import time
+
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+    pause = 0.005
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
 
 
 def _pg_connect(url: StoreURL, *, autocommit: bool) -> Any:
@@ -317,6 +412,15 @@ def _pg_connect(url: StoreURL, *, autocommit: bool) -> Any:
         raise StoreError(f"{url.display}: cannot connect: {message}") from exc
 
 
+def has_table(tx: Tx, name: str) -> bool:
+    """Whether table ``name`` exists (on PostgreSQL: on the search path)."""
+    if tx.dialect == "sqlite":
+        return tx.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                      (name,)) is not None
+    row = tx.one("SELECT to_regclass(?) IS NOT NULL", (name,))
+    return bool(row and row[0])
+
+
 def ensure_schema(
     db: Database, component: str, version: int, ddl: Mapping[Dialect, Sequence[str]]
 ) -> None:
@@ -327,8 +431,9 @@ def ensure_schema(
     """
     with db.transaction() as tx:
         tx.lock("shellgate-schema")
-        tx.execute("CREATE TABLE IF NOT EXISTS sg_schema "
-                   "(component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+        if not has_table(tx, "sg_schema"):  # a role without CREATE may still use the tables
+            tx.execute("CREATE TABLE IF NOT EXISTS sg_schema "
+                       "(component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
         row = tx.one("SELECT version FROM sg_schema WHERE component = ?", (component,))
         if row is not None and row[0] == version:
             return

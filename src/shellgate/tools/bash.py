@@ -120,6 +120,8 @@ class BashCall:
         extra: dict[str, object] = {}
         if via is not None:
             extra["via"] = via
+        if verdict.policy_version is not None:  # a policy store decided (docs/fleet.md)
+            extra["policy_version"] = verdict.policy_version
         self._audit(
             "decision",
             subject=call.subject,
