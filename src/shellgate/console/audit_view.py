@@ -5,7 +5,10 @@ The trail is ``[audit] store`` (``shellgate.store.audit``: ``read_records`` and
 file (:mod:`shellgate.audit.reader`). The chain is verified on every view and
 its status shown above the records: intact, or the first bad record and why.
 Filters match exactly (subject, type, effect, call id) or as a substring of the
-record's JSON (text); the newest :data:`SHOWN` matching records are listed.
+record's JSON (text); the newest :data:`SHOWN` matching records are listed. Every
+view verifies the whole chain and reads the log from its start (a store applies
+the subject, type and call id filters itself), so a view costs time in
+proportion to the log.
 """
 
 from __future__ import annotations
@@ -60,12 +63,15 @@ def _file_records(path: Path) -> Iterator[dict[str, Any]]:
             yield record
 
 
-def _store_records(db: Any, log: str) -> Iterator[dict[str, Any]]:
+def _store_records(db: Any, log: str, filters: dict[str, str]) -> Iterator[dict[str, Any]]:
+    """The log's records in seq order; the exact filters the table has columns for are
+    applied by the database (the rest by :func:`_matches`)."""
     from shellgate.store.audit import read_records
 
+    exact = {k: v for k, v in filters.items() if k in ("type", "subject", "call_id")}
     after = 0
     while True:
-        batch = read_records(db, log, after_seq=after, limit=PAGE)
+        batch = read_records(db, log, after_seq=after, limit=PAGE, **exact)
         yield from batch
         if len(batch) < PAGE:
             return
@@ -115,7 +121,7 @@ def read_trail(console: Console, filters: dict[str, str]) -> Trail:
             )
         try:
             chain = _chain(verify_store(db, audit.log))
-            records = _store_records(db, audit.log)
+            records = _store_records(db, audit.log, filters)
             for record in records:
                 scanned += 1
                 if _matches(record, filters):
