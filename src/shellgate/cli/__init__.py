@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import typer
 
 SUBCOMMANDS = (
-    "run", "check", "policy", "audit", "schema", "mcp", "demo", "hook", "approvals",
+    "run", "check", "policy", "audit", "schema", "mcp", "serve", "demo", "hook", "approvals",
 )
 
 
