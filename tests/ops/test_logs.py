@@ -12,11 +12,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from shellgate.gate import Gate
 from shellgate.models import ApprovalAnswer, ApprovalRequest
 from shellgate.ops.logs import JsonFormatter, configure_logging
+from tests.console.console_helpers import ConsoleProcess
+from tests.console.console_helpers import write_setup as write_console_setup
 from tests.mcp.mcp_helpers import RawServer, audit_records, call_text, server_env, write_config
 from tests.mcp_http.http_helpers import ALICE as HTTP_ALICE
 from tests.mcp_http.http_helpers import HttpServer
@@ -237,3 +240,17 @@ async def test_shellgate_mcp_http_logs_json_only(tmp_path: Path) -> None:
     assert in_call, stderr
     assert {line["call_id"] for line in in_call} == {decision["call_id"]}
     assert {(line["subject"], line["tenant"]) for line in in_call} == {("alice", "team-a")}
+
+
+def test_shellgate_serve_logs_json_only(tmp_path: Path) -> None:
+    setup = write_console_setup(tmp_path, extra=JSON_LOGS)
+    server = ConsoleProcess(setup)  # finds its address in the JSON address line
+    try:
+        assert httpx.get(server.url + "/login").status_code == 200
+        assert server.stop() == 0
+        stderr = server.stderr()
+    finally:
+        server.close()
+    lines = lines_of(stderr)
+    assert any(line["message"] == f"console at {server.url}/" for line in lines)
+    assert any(line["logger"].startswith("uvicorn") for line in lines)

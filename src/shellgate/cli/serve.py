@@ -59,8 +59,11 @@ def register(app: typer.Typer) -> None:
                 f"invalid --log-level: expected DEBUG, INFO, WARNING or ERROR, got {log_level!r}"
             )
         cfg = load(config)
-        logging.basicConfig(
-            level=level, format="shellgate serve: %(levelname)s %(name)s: %(message)s"
+        from shellgate.ops.logs import announcement, configure_logging
+
+        # [observability] log_format: these lines, or one JSON object a line (operations.md)
+        configure_logging(
+            cfg, level=level, text_format="shellgate serve: %(levelname)s %(name)s: %(message)s"
         )
         tokens_file = tokens if tokens is not None else cfg.console.tokens_file
         if tokens_file is None:
@@ -82,6 +85,7 @@ def register(app: typer.Typer) -> None:
             raise fail_on(exc) from None
 
         def announce(url: str) -> None:
-            print(f"shellgate serve: console at {url}", file=sys.stderr, flush=True)
+            line = announcement(cfg, "shellgate serve", "shellgate.console", f"console at {url}")
+            print(line, file=sys.stderr, flush=True)
 
         asyncio.run(server.serve(sock, announce))
