@@ -1,13 +1,11 @@
 """``/metrics``: Prometheus metrics (``shellgate.ops.metrics.render_metrics``).
 
 Scrapers hold no session: the endpoint needs ``Authorization: Bearer <token>``
-with a token from the console's tokens file (401 without one). Until this
-shellgate has the ops module, it answers 503 ``metrics unavailable``.
+with a token from the console's tokens file (401 without one). A failure to
+compute them (say, prometheus-client missing) answers 503 ``metrics unavailable``.
 """
 
 from __future__ import annotations
-
-import importlib
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -27,10 +25,10 @@ def routes(console: Console) -> list[Route]:
                 status_code=401,
                 headers={"WWW-Authenticate": 'Bearer realm="shellgate"'},
             )
-        try:  # written by another part of shellgate; absent until it is there
-            render_metrics = importlib.import_module("shellgate.ops.metrics").render_metrics
-        except ImportError:
-            return PlainTextResponse("metrics unavailable", status_code=503)
+        try:  # imported on the first scrape: prometheus-client is the fleet extra's
+            from shellgate.ops.metrics import render_metrics
+        except ImportError as exc:
+            return PlainTextResponse(f"metrics unavailable: {exc}", status_code=503)
         try:
             body, content_type = await run_in_threadpool(render_metrics, console.config)
         except ShellgateError as exc:
