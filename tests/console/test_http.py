@@ -291,7 +291,7 @@ def test_metrics_need_a_bearer_token(server: ConsoleProcess) -> None:
     good = httpx.get(server.url + "/metrics", headers={"Authorization": f"Bearer {ALICE}"})
     assert good.status_code == 200
     assert good.headers["content-type"].startswith("text/plain")
-    assert "# TYPE shellgate_decisions counter" in good.text
+    assert "shellgate_audit_last_seq{log=\"audit.jsonl\"}" in good.text
 
 
 def test_the_audit_trail_newest_first_with_filters_and_chain_status(
