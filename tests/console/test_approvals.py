@@ -4,7 +4,6 @@ from the console runs (approve) or does not (deny)."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,16 +12,14 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
+from shellgate.store import approvals
 from shellgate.store.db import Database
 from tests.conftest import wait_until
 from tests.console.console_helpers import ConsoleProcess, csrf_of, login, write_setup
 from tests.mcp.mcp_helpers import server_env
 
-approvals = pytest.importorskip("shellgate.store.approvals")
-
-CHROMIUM = "/usr/bin/chromium"
 QUEUE = """
 [approval]
 mode = "queue"
@@ -160,18 +157,6 @@ def test_the_state_changes_when_the_queue_does(queue: Any, alice: httpx.Client) 
 # -- in the browser, with a real gate waiting --------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if shutil.which(CHROMIUM) is None:
-        pytest.skip("needs Debian's chromium")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
 @pytest.fixture
 def page(browser: Browser, server: ConsoleProcess) -> Iterator[Page]:
     context = browser.new_context()
@@ -210,7 +195,6 @@ def pending_for(queue: Any, command: str) -> Any:
 def test_approving_in_the_console_runs_the_waiting_call(
     setup: Path, queue: Any, server: ConsoleProcess, page: Page
 ) -> None:
-    pytest.importorskip("shellgate.approval.queue")
     command = "touch approved.txt"
     run = waiting_run(setup, command)
     try:
@@ -236,7 +220,6 @@ def test_approving_in_the_console_runs_the_waiting_call(
 def test_denying_in_the_console_keeps_the_call_from_running(
     setup: Path, queue: Any, server: ConsoleProcess, page: Page
 ) -> None:
-    pytest.importorskip("shellgate.approval.queue")
     command = "touch denied.txt"
     run = waiting_run(setup, command)
     try:

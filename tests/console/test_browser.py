@@ -3,32 +3,17 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from shellgate.audit.log import AuditLog
 from tests.console.console_helpers import ALICE, ConsoleProcess, write_setup
 
-CHROMIUM = "/usr/bin/chromium"
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason="needs Debian's chromium"),
-]
+pytestmark = pytest.mark.browser
 HOSTILE = "echo '\x1b[31mred\x1b[0m <script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\">' \u202etxt.exe"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 @pytest.fixture(scope="module")

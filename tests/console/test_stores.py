@@ -14,12 +14,10 @@ import httpx
 import pytest
 
 from shellgate.config import AuditConfig
+from shellgate.store import policies as store_policies
 from shellgate.store.db import Database
 from tests.console.console_helpers import ConsoleProcess, csrf_of, login, write_setup
 from tests.mcp.mcp_helpers import server_env
-
-store_audit = pytest.importorskip("shellgate.store.audit")
-store_policies = pytest.importorskip("shellgate.store.policies")
 
 
 @pytest.fixture

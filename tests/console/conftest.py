@@ -1,0 +1,22 @@
+"""The console tests' one browser: Debian's chromium (``make system`` installs it),
+driven by PyPI playwright with ``executable_path`` (``playwright install`` never runs).
+A missing chromium fails the tests: a skip would hide a missing install step."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, sync_playwright
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield browser
+        finally:
+            browser.close()
