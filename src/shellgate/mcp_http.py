@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import signal
 import socket
@@ -66,6 +65,8 @@ from starlette.types import Message, Receive, Scope, Send
 from shellgate.config import Config
 from shellgate.errors import ConfigError, ShellgateError
 from shellgate.gate import Gate
+from shellgate.listen import Address, url_of
+from shellgate.listen import parse_address as _parse_address
 from shellgate.mcp_server import MCPHandlers
 from shellgate.mcp_tokens import FileTokenVerifier, Principal, load_tokens, principal_of
 from shellgate.tools.tasks import Owner
@@ -73,41 +74,13 @@ from shellgate.tools.tasks import Owner
 logger = logging.getLogger("shellgate.mcp")
 
 MCP_PATH = "/mcp"
-LOOPBACK = "127.0.0.1"
 SHUTDOWN_GRACE_S = 10  # seconds uvicorn waits for open connections before cancelling them
 _SESSION_KEY = "shellgate.owner"  # Connection.state: the session's end is watched once
 
 
 def parse_address(text: str) -> tuple[str, int]:
-    """``PORT``, ``HOST:PORT`` or ``[IPV6]:PORT`` -> (host, port); a bare port is loopback."""
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        host, port = LOOPBACK, text
-    elif host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    elif ":" in host:
-        raise ConfigError(
-            f"--http {text}: an IPv6 address needs brackets", hint="for example --http '[::1]:8080'"
-        )
-    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ConfigError(
-            f"--http {text}: expected PORT or HOST:PORT (a port from 0 to 65535)",
-            hint="for example --http 8080 or --http 127.0.0.1:8080 (0 picks a free port)",
-        )
-    return host, int(port)
-
-
-def _resolve(host: str, port: int) -> tuple[socket.AddressFamily, Any]:
-    try:
-        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except OSError as exc:
-        raise ConfigError(f"--http: cannot resolve {host!r}: {exc}") from exc
-    family, _type, _proto, _name, sockaddr = found[0]
-    return family, sockaddr
-
-
-def _is_loopback(address: str) -> bool:
-    return ipaddress.ip_address(address.split("%", 1)[0]).is_loopback
+    """``--http``'s address: see :func:`shellgate.listen.parse_address`."""
+    return _parse_address(text, option="--http", example_port=8080)
 
 
 class ShellgateHTTP(MCPHandlers):
@@ -122,11 +95,11 @@ class ShellgateHTTP(MCPHandlers):
         super().__init__(config)
         self.tokens_file = tokens_file.resolve()
         self.verifier = FileTokenVerifier(load_tokens(self.tokens_file))
-        self.family, self.sockaddr = _resolve(host, port)
-        self.loopback = _is_loopback(self.sockaddr[0])
+        self.address = Address.resolve(host, port, option="--http", path=MCP_PATH)
+        self.loopback = self.address.loopback
         if not self.loopback and not config.mcp.allow_remote:
             raise ConfigError(
-                f"--http: {self.sockaddr[0]} is not a loopback address, and serving MCP "
+                f"--http: {self.address.sockaddr[0]} is not a loopback address, and serving MCP "
                 "beyond this machine needs [mcp] allow_remote = true",
                 hint="bearer tokens cross the network in clear text over plain HTTP: put a "
                 "TLS proxy in front, or use --http 127.0.0.1:PORT through an SSH tunnel",
@@ -262,18 +235,7 @@ class ShellgateHTTP(MCPHandlers):
 
     def listen(self) -> socket.socket:
         """The listening socket (ShellgateError if the address cannot be bound)."""
-        sock = socket.socket(self.family, socket.SOCK_STREAM)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind(self.sockaddr)
-            sock.listen(128)
-        except OSError as exc:
-            sock.close()
-            raise ShellgateError(
-                f"--http: cannot listen on {_url(self.sockaddr)}: {exc.strerror}"
-            ) from exc
-        sock.set_inheritable(False)
-        return sock
+        return self.address.listen()
 
     async def serve(self, sock: socket.socket, announce: Callable[[str], None]) -> bool:
         """Serve on ``sock`` until SIGTERM or SIGINT; always close every gate.
@@ -305,7 +267,7 @@ class ShellgateHTTP(MCPHandlers):
             loop.add_signal_handler(signal.SIGHUP, self.reload)
             async with self.manager.run():
                 serving = asyncio.ensure_future(server.serve(sockets=[sock]))
-                announce(_url(sock.getsockname()))
+                announce(url_of(sock.getsockname(), MCP_PATH))
                 stopped = asyncio.ensure_future(stop.wait())
                 await asyncio.wait([serving, stopped], return_when=asyncio.FIRST_COMPLETED)
                 stopped.cancel()
@@ -387,9 +349,3 @@ def _session_id(ctx: ServerRequestContext[Any]) -> str | None:
 
 def _names(principal: Principal) -> tuple[str, str]:
     return principal.subject, principal.tenant
-
-
-def _url(sockaddr: Any) -> str:
-    host, port = sockaddr[0], sockaddr[1]
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}{MCP_PATH}"

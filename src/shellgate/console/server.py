@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import signal
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import uvicorn
 
@@ -27,46 +25,16 @@ from shellgate.config import Config
 from shellgate.console.app import Console, build_app
 from shellgate.console.tokens import load_login_tokens
 from shellgate.errors import ConfigError, ShellgateError
+from shellgate.listen import Address, parse_address, url_of
 
 logger = logging.getLogger("shellgate.console")
 
-LOOPBACK = "127.0.0.1"
 SHUTDOWN_GRACE_S = 5  # seconds open connections get after SIGTERM
 
 
 def parse_listen(text: str) -> tuple[str, int]:
-    """``PORT``, ``HOST:PORT`` or ``[IPV6]:PORT`` -> (host, port); a bare port is loopback."""
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        host, port = LOOPBACK, text
-    elif host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    elif ":" in host:
-        raise ConfigError(
-            f"--listen {text}: an IPv6 address needs brackets",
-            hint="for example --listen '[::1]:8470'",
-        )
-    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ConfigError(
-            f"--listen {text}: expected PORT or HOST:PORT (a port from 0 to 65535)",
-            hint="for example --listen 8470 or --listen 127.0.0.1:8470 (0 picks a free port)",
-        )
-    return host, int(port)
-
-
-def _resolve(host: str, port: int) -> tuple[socket.AddressFamily, Any]:
-    try:
-        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except OSError as exc:
-        raise ConfigError(f"--listen: cannot resolve {host!r}: {exc.strerror or exc}") from exc
-    family, _type, _proto, _name, sockaddr = found[0]
-    return family, sockaddr
-
-
-def url_of(sockaddr: Any) -> str:
-    host, port = sockaddr[0], sockaddr[1]
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}/"
+    """``[console] listen`` / ``--listen``: see :func:`shellgate.listen.parse_address`."""
+    return parse_address(text, option="--listen", example_port=8470)
 
 
 class ConsoleServer:
@@ -76,12 +44,11 @@ class ConsoleServer:
         self.config = config
         self.tokens_file = tokens_file.resolve()
         tokens = load_login_tokens(self.tokens_file)
-        host, port = parse_listen(listen)
-        self.family, self.sockaddr = _resolve(host, port)
-        loopback = ipaddress.ip_address(self.sockaddr[0].split("%", 1)[0]).is_loopback
+        self.address = Address.resolve(*parse_listen(listen), option="--listen")
+        loopback = self.address.loopback
         if not loopback and not config.console.allow_remote:
             raise ConfigError(
-                f"--listen: {self.sockaddr[0]} is not a loopback address, and serving the "
+                f"--listen: {self.address.sockaddr[0]} is not a loopback address, and serving the "
                 "console beyond this machine needs [console] allow_remote = true",
                 hint="put a TLS proxy in front (the session cookie is Secure there), or reach "
                 "127.0.0.1 through an SSH tunnel (docs/console.md)",
@@ -90,18 +57,7 @@ class ConsoleServer:
         self.app = build_app(self.console)
 
     def listen(self) -> socket.socket:
-        sock = socket.socket(self.family, socket.SOCK_STREAM)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind(self.sockaddr)
-            sock.listen(128)
-        except OSError as exc:
-            sock.close()
-            raise ShellgateError(
-                f"--listen: cannot listen on {url_of(self.sockaddr)}: {exc.strerror}"
-            ) from exc
-        sock.set_inheritable(False)
-        return sock
+        return self.address.listen()
 
     def reload(self) -> None:
         """SIGHUP: re-read the tokens file; a bad one keeps the last good tokens."""
