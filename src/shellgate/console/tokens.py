@@ -8,9 +8,10 @@ The file (``[console] tokens_file`` or ``shellgate serve --tokens FILE``)::
 The file checks are those of the MCP bearer tokens (one reader,
 :func:`shellgate.tokens_file.read_token_file`): a regular file owned by
 shellgate's user (or root) and closed to group and others (``chmod 600``), at
-least 16 token characters, no token twice, at least one token. A token is never kept, logged or quoted in an error: only its
-SHA-256 digest is held, and a presented token is compared against every digest
-with :func:`hmac.compare_digest`, all of them every time.
+least 16 token characters, no token twice, at least one token. A token is never
+kept, logged or quoted in an error: only its SHA-256 digest is held, and a
+presented token is compared against every digest with
+:func:`hmac.compare_digest`, all of them every time.
 
 The person is who the console says answered an approval: it goes into the
 approval row and the audit record as written here.
