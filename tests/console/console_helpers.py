@@ -6,19 +6,16 @@ The server listens on ``127.0.0.1:0`` and announces its URL on stderr, which
 
 from __future__ import annotations
 
-import contextlib
 import re
 import shutil
-import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import httpx
 
 from shellgate.policy.loader import SHIPPED_MODEL
-from tests.mcp.mcp_helpers import server_env
+from tests.serverproc import ServerProcess
 
 ALICE = "alice-console-token-0123456789abcdef"
 BOB = "bob-console-token-fedcba9876543210"
@@ -76,58 +73,14 @@ def serve_argv(config: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "shellgate.cli", "serve", "--config", str(config), *args]
 
 
-class ConsoleProcess:
+class ConsoleProcess(ServerProcess):
     """``shellgate serve --listen 127.0.0.1:0`` as a subprocess; :attr:`url` once it listens."""
 
+    what = "the console"
+
     def __init__(self, config: Path, *args: str) -> None:
-        self.stderr_path = config.with_name("console-stderr.log")
-        self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in close()
-        self.proc = subprocess.Popen(
-            serve_argv(config, "--listen", "127.0.0.1:0", "--log-level", "DEBUG", *args),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=self._stderr,
-            env=server_env(),
-        )
-        try:
-            self.url = self._wait_for_url()
-        except BaseException:
-            self.close()
-            raise
-
-    def _wait_for_url(self, timeout_s: float = 60.0) -> str:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            found = ANNOUNCED.search(self.stderr())
-            if found:
-                return found.group(1)
-            if self.proc.poll() is not None:
-                raise AssertionError(f"the console exited {self.proc.returncode}: {self.stderr()}")
-            time.sleep(0.02)
-        raise AssertionError(f"the console never announced its address: {self.stderr()}")
-
-    def stderr(self) -> str:
-        return self.stderr_path.read_text(errors="replace")
-
-    def stop(self, timeout_s: float = 30.0) -> int:
-        """SIGTERM, and the exit status."""
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        return self.proc.wait(timeout=timeout_s)
-
-    def close(self) -> None:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.stop()
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self._stderr.close()
-
-    def __enter__(self) -> ConsoleProcess:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        argv = serve_argv(config, "--listen", "127.0.0.1:0", "--log-level", "DEBUG", *args)
+        super().__init__(argv, config.with_name("console-stderr.log"), ANNOUNCED)
 
     def client(self) -> httpx.Client:
         """A client sending the console's own Origin on every request (as its pages do)."""

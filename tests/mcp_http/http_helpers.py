@@ -6,14 +6,11 @@ The server listens on ``127.0.0.1:0`` and announces its URL on stderr, which
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import shutil
-import subprocess
 import sys
 import textwrap
-import time
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
@@ -26,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from shellgate.policy.loader import SHIPPED_MODEL
-from tests.mcp.mcp_helpers import server_env
+from tests.serverproc import ServerProcess
 
 ALICE = "alice-token-0123456789abcdef0123"  # alice, team-a
 BOB = "bob-token-fedcba9876543210fedcba98"  # bob, team-b
@@ -83,55 +80,13 @@ def write_tokens(path: Path, text: str, mode: int = 0o600) -> None:
     path.chmod(mode)
 
 
-class HttpServer:
+class HttpServer(ServerProcess):
     """``shellgate mcp --http 127.0.0.1:0`` as a subprocess; :attr:`url` once it listens."""
 
     def __init__(self, config: Path, *args: str, log_level: str = "DEBUG") -> None:
-        self.stderr_path = config.with_name("server-stderr.log")
-        self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in close()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "shellgate.cli", "mcp", "--config", str(config),
-             "--http", "127.0.0.1:0", "--log-level", log_level, *args],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=self._stderr,
-            env=server_env(),
-        )  # fmt: skip
-        self.url = self._wait_for_url()
-
-    def _wait_for_url(self, timeout_s: float = 60.0) -> str:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            found = ANNOUNCED.search(self.stderr())
-            if found:
-                return found.group(1)
-            if self.proc.poll() is not None:
-                raise AssertionError(f"the server exited {self.proc.returncode}: {self.stderr()}")
-            time.sleep(0.02)
-        raise AssertionError(f"the server never announced its address: {self.stderr()}")
-
-    def stderr(self) -> str:
-        return self.stderr_path.read_text(errors="replace")
-
-    def stop(self, timeout_s: float = 30.0) -> int:
-        """SIGTERM, and the exit status."""
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        return self.proc.wait(timeout=timeout_s)
-
-    def close(self) -> None:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.stop()
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self._stderr.close()
-
-    def __enter__(self) -> HttpServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        argv = [sys.executable, "-m", "shellgate.cli", "mcp", "--config", str(config),
+                "--http", "127.0.0.1:0", "--log-level", log_level, *args]  # fmt: skip
+        super().__init__(argv, config.with_name("server-stderr.log"), ANNOUNCED)
 
 
 @asynccontextmanager
