@@ -138,3 +138,24 @@ def test_fsync_off_does_not_wait(pg_url: str) -> None:
             audit.append({"type": "x", "i": i})
         assert json.loads(rows(pg_url, "n")[-1][3])["seq"] == 5
         assert rows(pg_url, "n")[0][1] == GENESIS
+
+
+def test_a_restricted_writer_refuses_to_start_without_the_seal_functions(pg_url: str) -> None:
+    """After an upgrade, a writer that may not CREATE fails closed until the owner adds them."""
+    from shellgate.errors import AuditError
+    from shellgate.store import _audit_schema
+
+    role = "w" + uuid.uuid4().hex[:12]
+    with Database(pg_url) as db:
+        _audit_schema.ensure(db)  # a store an earlier shellgate created: no audit-seal
+        db.statement(f"CREATE ROLE {role} LOGIN")
+        db.statement(f"GRANT SELECT, INSERT ON sg_audit, sg_schema TO {role}")
+    writer_url = pg_url.replace("postgres@", f"{role}@", 1)
+    with pytest.raises(AuditError, match="permission denied"):
+        StoreAuditLog(writer_url, "r")
+    StoreAuditLog(pg_url, "r").close()  # the owner's first writer adds them
+    with StoreAuditLog(writer_url, "r") as audit:
+        assert audit._server_seal
+        audit.append({"type": "x"})
+    with Database(pg_url) as db:
+        assert verify_store(db, "r").records == 1

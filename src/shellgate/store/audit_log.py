@@ -4,7 +4,9 @@ Same interface as :class:`~shellgate.audit.log.AuditLog` (``append`` returns the
 record's hash, ``reopen``, ``close``, ``last_hash``, ``enabled``, ``path``) and
 the same record: the body is checked and sealed by the same code
 (:func:`~shellgate.audit.log.checked_body`, :func:`~shellgate.audit._fit.seal`),
-so a row's ``line`` is byte for byte the line the file log would write.
+or on PostgreSQL by ``sg_audit_seal()`` from the same canonical members
+(:mod:`shellgate.store._audit_seal`), so a row's ``line`` is byte for byte the
+line the file log would write.
 
 Invariants:
 
@@ -14,7 +16,8 @@ Invariants:
   already exclusive), reads the chain's head from the table, seals and inserts
   the record; so any number of processes on any number of hosts appending to
   one log make one valid chain, and none keeps a head of its own that could go
-  stale. On PostgreSQL the lock is not held across the disk flush
+  stale. On PostgreSQL that is one statement on the server, and the lock is
+  held neither across a client round trip nor across the disk flush
   (:meth:`StoreAuditLog._append_pg`).
 * Any failure (store unreachable, permission withdrawn, the chain trigger
   refusing a row) raises :class:`~shellgate.errors.AuditError`: the gate
