@@ -4,8 +4,13 @@ Three stores in one run, each written by 4 real processes appending ``--records`
 records each through the real writer, all with fsync on:
 
 * PostgreSQL: a throwaway cluster with ``fsync=on`` (``tests.pgcluster``),
-  ``StoreAuditLog`` with ``synchronous_commit = on``: each append is one
-  transaction under the log's advisory lock (target: >= 1,000 appends/s);
+  ``StoreAuditLog(fsync=True)``: each append is one round trip, the record sealed
+  on the server in one statement under the log's advisory lock, then a wait for
+  the WAL flush outside it (target: >= 1,000 appends/s); for comparison the
+  same with one writer (``pg-1``), the previous design (``pg-2rt``: lock and
+  head in one round trip, sealed on the client, inserted in a second) and the
+  first one (``pg-xact``: one transaction holding the lock to its synchronous
+  commit);
 * SQLite: ``StoreAuditLog`` on a WAL file with ``synchronous = FULL``;
 * the file log: ``AuditLog(fsync=True)``, ``flock`` + ``write`` + ``fsync``.
 
@@ -67,6 +72,8 @@ elif kind == "pg-xact":  # the first design, for comparison: one transaction, lo
 else:
     from shellgate.store.audit_log import StoreAuditLog
     log = StoreAuditLog(where, "bench", fsync=True)  # pg-1 too: one writer alone
+    if kind == "pg-2rt":  # the previous design: sealed on the client, two round trips
+        log._server_seal = False
 record = {"type": "decision", "subject": me, "tenant": "default", "tool": "bash",
           "command": "git status --short", "decision": "allow", "reason": "rule 12",
           "layer": "casbin", "segments": [{"command": "git status --short", "decision": "allow"}]}
@@ -120,7 +127,7 @@ def main() -> int:
     total = args.writers * args.records
     ok = True
     rates: dict[str, list[float]] = {
-        "pg-1": [], "postgresql": [], "pg-xact": [], "sqlite": [], "file": []}
+        "pg-1": [], "postgresql": [], "pg-2rt": [], "pg-xact": [], "sqlite": [], "file": []}
     with tempfile.TemporaryDirectory() as tmp_name, Cluster(fsync=True) as cluster:
         tmp = Path(tmp_name)
         for r in range(args.rounds):  # interleaved, so machine noise hits every store alike
@@ -129,6 +136,7 @@ def main() -> int:
             stores = {
                 "pg-1": (cluster.create_database(f"one{r}"), 1),
                 "postgresql": (cluster.create_database(f"bench{r}"), args.writers),
+                "pg-2rt": (cluster.create_database(f"twort{r}"), args.writers),
                 "pg-xact": (cluster.create_database(f"xact{r}"), args.writers),
                 "sqlite": (f"sqlite://{round_dir / 'audit.db'}", args.writers),
                 "file": (str(round_dir / "audit.jsonl"), args.writers),
@@ -147,6 +155,8 @@ def main() -> int:
     print(f"medians over {args.rounds} rounds, {args.writers} writers x {args.records} records, "
           "fsync on, every chain verified intact:" if ok else "medians (a chain did NOT verify):")
     print(f"  postgresql {med['postgresql']:.0f} appends/s (1 writer alone: {med['pg-1']:.0f}/s)")
+    print(f"  postgresql, previous design (client seal, 2 round trips): "
+          f"{med['pg-2rt']:.0f} appends/s")
     print(f"  postgresql, first design (xact lock held to a synchronous commit): "
           f"{med['pg-xact']:.0f} appends/s")
     print(f"  sqlite     {med['sqlite']:.0f} appends/s")

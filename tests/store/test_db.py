@@ -126,3 +126,13 @@ def test_many_openers_of_a_new_sqlite_file_all_get_in(tmp_path: Path) -> None:
         for thread in threads:
             thread.join()
     assert errors == []
+
+
+def test_batch_sets_returns_every_statements_rows(pg_url: str) -> None:
+    with Database(pg_url) as db:
+        sets = db.batch_sets("BEGIN; SELECT ?::int, ?::text; COMMIT; SELECT 3", (1, "a%b"))
+        assert sets == [[], [(1, "a%b")], [], [(3,)]]
+        assert db.batch("SELECT 1; SELECT 2") == [(2,)]  # batch: the last statement's
+        with pytest.raises(StoreError, match="division by zero"):
+            db.batch_sets("BEGIN; SELECT 1; SELECT 1/0; COMMIT")
+        assert db.batch_sets("SELECT 5") == [[(5,)]]  # the failed block was rolled back

@@ -18,6 +18,10 @@ takes the table's owner or a superuser):
   cannot both commit a successor of one record;
 * a ``seq`` below 1, and a ``prev`` or ``hash`` that is not 64 hex digits.
 
+The functions of the one-statement append are another component's
+(:mod:`shellgate.store._audit_seal`), so a store this version created still
+serves writers that predate it.
+
 What it does not check is the content: that ``hash`` is the SHA-256 of the
 record and that the columns match ``line``. ``verify`` does (``docs/audit.md``).
 """
@@ -110,12 +114,13 @@ DDL: dict[Dialect, list[str]] = {
             END $$""",
         """CREATE TRIGGER sg_audit_chain BEFORE INSERT ON sg_audit
             FOR EACH ROW EXECUTE FUNCTION sg_audit_chain()""",
-        # The writer's statements (StoreAuditLog, PostgreSQL): take the log's lock (session
-        # level) and read the head with a fresh snapshot, in one round trip (a volatile
-        # function's statements each take a snapshot, so a record committed while this
-        # waited for the lock is seen); then, after the INSERT committed, release the
-        # lock and, when durable, commit with synchronous_commit on: that waits for the
-        # WAL up to this commit, past the record's.
+        # The client-sealing writer's statements (StoreAuditLog._append_pg_client): take
+        # the log's lock (session level) and read the head with a fresh snapshot, in one
+        # round trip (a volatile function's statements each take a snapshot, so a record
+        # committed while this waited for the lock is seen); then, after the INSERT
+        # committed, release the lock. Its durable branch (an xid alone) waited for
+        # nothing: the audit-seal component (_audit_seal) replaces this function with
+        # one that does, and adds sg_audit_seal(), the one-statement append.
         """CREATE OR REPLACE FUNCTION sg_audit_lock_head(lock_name TEXT, log_name TEXT,
                                                         OUT head_seq BIGINT, OUT head_hash TEXT)
             LANGUAGE plpgsql AS $$

@@ -4,7 +4,9 @@ Same interface as :class:`~shellgate.audit.log.AuditLog` (``append`` returns the
 record's hash, ``reopen``, ``close``, ``last_hash``, ``enabled``, ``path``) and
 the same record: the body is checked and sealed by the same code
 (:func:`~shellgate.audit.log.checked_body`, :func:`~shellgate.audit._fit.seal`),
-so a row's ``line`` is byte for byte the line the file log would write.
+or on PostgreSQL by ``sg_audit_seal()`` from the same canonical members
+(:mod:`shellgate.store._audit_seal`), so a row's ``line`` is byte for byte the
+line the file log would write.
 
 Invariants:
 
@@ -14,7 +16,8 @@ Invariants:
   already exclusive), reads the chain's head from the table, seals and inserts
   the record; so any number of processes on any number of hosts appending to
   one log make one valid chain, and none keeps a head of its own that could go
-  stale. On PostgreSQL the lock is not held across the disk flush
+  stale. On PostgreSQL that is one statement on the server, and the lock is
+  held neither across a client round trip nor across the disk flush
   (:meth:`StoreAuditLog._append_pg`).
 * Any failure (store unreachable, permission withdrawn, the chain trigger
   refusing a row) raises :class:`~shellgate.errors.AuditError`: the gate
@@ -40,7 +43,7 @@ from shellgate.audit._chain import GENESIS, canonical, record_hash
 from shellgate.audit._fit import seal
 from shellgate.audit.log import checked_body
 from shellgate.errors import AuditError, StoreError
-from shellgate.store import _audit_schema
+from shellgate.store import _audit_schema, _audit_seal
 from shellgate.store.db import Database, StoreURL, parse_url
 
 LOCK_PREFIX = "shellgate-audit:"
@@ -52,7 +55,9 @@ _HEAD = "SELECT seq, hash, line FROM sg_audit WHERE log = ? ORDER BY seq DESC LI
 _HEAD_SEQ = "SELECT seq, hash FROM sg_audit WHERE log = ? ORDER BY seq DESC LIMIT 1"
 _LOCK_HEAD = "SELECT head_seq, head_hash FROM sg_audit_lock_head(?, ?)"
 _UNLOCK = "SELECT pg_advisory_unlock(hashtext(?))"
-_RELEASE = "SELECT sg_audit_release(?, ?)"
+_RELEASE = "SELECT sg_audit_release(?, ?)"  # the audit-seal component's: see _audit_seal
+_SEAL = "SELECT new_seq, new_hash FROM sg_audit_seal(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_SYNC = "SELECT sg_audit_sync()"
 
 
 def text_field(record: Mapping[str, Any], key: str) -> str | None:
@@ -88,9 +93,16 @@ class StoreAuditLog:
         # PostgreSQL: the record's own commit never waits for the disk; _append_pg's
         # release waits instead, outside the lock, when fsync is on.
         self._db = Database(self.url, fsync=fsync and not self._pg)
+        # PostgreSQL seals on the server (_append_pg) when its text is UTF-8, the
+        # encoding the record's hash is over; otherwise on the client (_append_pg_client).
+        self._server_seal = False
         try:
             try:
                 _audit_schema.ensure(self._db)
+                if self._pg:
+                    _audit_seal.ensure(self._db)
+                    encoding = self._db.statement("SHOW server_encoding")
+                    self._server_seal = encoding[0][0] == "UTF8"
             except StoreError as exc:
                 raise AuditError(f"audit log {log!r}: {exc}") from None
             self._last = self._read_head()
@@ -186,30 +198,54 @@ class StoreAuditLog:
         return digest
 
     def _append_pg(self, body: dict[str, object]) -> str:
-        """Two round trips (autocommit, so no ``BEGIN`` of this object's own):
+        """One round trip; the log's lock is held for one statement on the server.
+
+        ``BEGIN; SELECT … FROM sg_audit_seal(…); COMMIT;`` (:mod:`._audit_seal`:
+        lock, head, seal, insert, with the lock released at the commit), committed
+        without waiting for the disk (the connection runs with
+        ``synchronous_commit = off``); then, with ``fsync``, ``SELECT
+        sg_audit_sync()``: a transaction that writes WAL and commits with
+        ``synchronous_commit = on``, so it returns once the WAL is on disk up to
+        it, past the record's. So the lock is never held across a client round
+        trip or a disk flush, and concurrent writers share their flushes (group
+        commit). WAL is sequential: a crash keeps a prefix of it, never a record
+        without the one it chains onto. ``append`` returns only after the whole
+        batch, so a caller never acts on a record that is not durable as
+        configured; a reader may see a record a moment before it is. A failing
+        seal rolls its transaction back (and with it the lock) and skips the rest.
+        """
+        prepared = _audit_seal.fragments(body) if self._server_seal else None
+        if prepared is None:
+            return self._append_pg_client(body)
+        parts, body = prepared
+        params = (self.log, self._lock_name, *parts, text_field(body, "type"),
+                  text_field(body, "call_id"), text_field(body, "subject"))
+        if self._fsync:
+            row = self._db.batch_sets(f"BEGIN; {_SEAL}; COMMIT; {_SYNC}", params)[1][0]
+        else:
+            row = self._db.statement(_SEAL, params)[0]
+        return str(row[1])
+
+    def _append_pg_client(self, body: dict[str, object]) -> str:
+        """Sealed on the client: a record that may need cutting (its length decides,
+        and depends on ``seq``), or a store whose text is not UTF-8. Two round trips
+        (autocommit, so no ``BEGIN`` of this object's own):
 
         1. take the log's advisory lock (session level) and read the head;
-        2. ``BEGIN; INSERT …; COMMIT; SELECT sg_audit_release(…)``: the record is
-           committed without waiting for the disk (the connection runs with
-           ``synchronous_commit = off``), then the lock is released and, with
-           ``fsync``, a commit with ``synchronous_commit = on`` returns once the
-           WAL is on disk up to it, past the record's.
+        2. ``BEGIN; INSERT …; COMMIT; SELECT sg_audit_release(…)``: committed
+           without waiting for the disk, unlocked, then, with ``fsync``, the flush
+           waited for as in :meth:`_append_pg` (``sg_audit_sync()``).
 
-        So the lock is held for about one round trip, never across a disk flush,
-        and concurrent writers share their flushes (group commit). WAL is
-        sequential: a crash keeps a prefix of it, never a record without the one
-        it chains onto. ``append`` returns only after step 2, so a caller never
-        acts on a record that is not durable as configured; a reader may see a
-        record a moment before it is. On any failure the lock is released, or
-        the connection dropped (a session's advisory locks end with it).
+        On any failure the lock is released, or the connection dropped (a
+        session's advisory locks end with it).
         """
         db = self._db
         head = db.statement(_LOCK_HEAD, (self._lock_name, self.log))
         try:
             seq, prev = int(head[0][0]), str(head[0][1])
             digest, row = self._row(body, seq + 1, prev)
-            # Steps 2 and 3 in one round trip: the explicit COMMIT ends the record's
-            # transaction before the release runs; a failing INSERT skips the release.
+            # The explicit COMMIT ends the record's transaction before the release
+            # runs; a failing INSERT skips the rest.
             db.batch(f"BEGIN; {_INSERT}; COMMIT; {_RELEASE}",
                      (*row, self._lock_name, self._fsync))
         except BaseException:

@@ -273,6 +273,10 @@ class Database:
         statement ends the batch (an open ``BEGIN`` block is rolled back). The
         rows are the last statement's.
         """
+        return self.batch_sets(sql, params)[-1]
+
+    def batch_sets(self, sql: str, params: Sequence[Any] = ()) -> list[list[tuple[Any, ...]]]:
+        """:meth:`batch`, returning every statement's rows (``[]`` for one without)."""
         if self.dialect != "postgresql":
             raise StoreError(f"{self.display}: batches are for PostgreSQL")
         import psycopg
@@ -283,9 +287,13 @@ class Database:
                 conn.autocommit = True
                 cursor = psycopg.ClientCursor(conn)
                 cursor.execute(_QMARK.sub("%s", sql.replace("%", "%%")), tuple(params))
-                rows = list(cursor.fetchall()) if cursor.description is not None else []
+                sets: list[list[tuple[Any, ...]]] = []
+                while True:
+                    sets.append(list(cursor.fetchall()) if cursor.description is not None else [])
+                    if not cursor.nextset():
+                        break
                 conn.autocommit = False
-                return rows
+                return sets
             except Exception as exc:
                 failure = self.failure(exc)
                 if self._conn is conn:
