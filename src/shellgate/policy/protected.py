@@ -11,7 +11,9 @@ A segment is denied when any of its ``writes`` is, or is inside, a protected pat
   ``$XDG_CONFIG_HOME/git/config`` when set) — ``core.fsmonitor``, ``core.pager`` or
   an alias there runs in every later git command — and all of ``.ssh/``
   (``authorized_keys``, ``config``'s ``ProxyCommand``, ``rc``, keys);
-* the gate's own files: its config file, its policy sets and its audit log;
+* the gate's own files: its config file, its policy sets and its audit log, its
+  SQLite store files with their side files and its tokens files
+  (:mod:`shellgate.policy.gate_files`);
 * every path in ``[policy] protected_paths``.
 
 Both sides are compared in two spellings, lexical (``os.path.normpath``) and
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from shellgate.config import Config
 from shellgate.hookspecs import hookimpl
 from shellgate.models import CallInfo, Decision, Segment
+from shellgate.policy.gate_files import store_files, token_files
 
 LAYER = "protected-paths"
 
@@ -111,6 +114,8 @@ class ProtectedPathsLayer:
             entries.append(Protected(os.path.abspath(chosen), "gate-config"))
         if config.audit.path is not None:
             entries.append(Protected(os.path.abspath(config.audit.path), "gate-audit"))
+        entries.extend(Protected(path, "gate-store") for path in store_files(config))
+        entries.extend(Protected(path, "gate-tokens") for path in token_files(config))
         for extra_path in (*config.policy.protected_paths, *extra):
             expanded = os.path.expanduser(extra_path)
             entries.append(Protected(os.path.join(workspace, expanded), "configured"))
