@@ -108,3 +108,26 @@ def test_config_naming_a_postgresql_password_is_a_secret_read(tmp_path: Path) ->
     config = load_config(toml)
     assert _decide(config, f"cat {tmp_path}/other") == "allow"
     assert _decide(config, f"cat {toml}") == "ask"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "shellgate approvals approve AbCdEf0123456789abcdef",
+        "shellgate --config x.toml approvals deny AbCdEf0123456789abcdef",
+        "python -m shellgate approvals approve AbCdEf0123456789abcdef",
+        "python3 -m shellgate policy push sets/",
+        "python3 -mshellgate approvals approve AbCdEf0123456789abcdef",
+        "env shellgate policy rollback 1",
+        "/usr/local/bin/shellgate policy push --store sqlite:///p.db sets/",
+    ],
+)
+def test_the_agent_cannot_run_the_gates_admin_commands(tmp_path: Path, command: str) -> None:
+    # An allow-list trusting shellgate itself (for `shellgate check`) or python.
+    rules = "p, agent, *, shellgate *, allow\np, agent, *, python *, allow\n" \
+        "p, agent, *, python3 *, allow\np, agent, *, env *, allow\n" \
+        "p, agent, *, /usr/local/bin/shellgate *, allow\n"
+    config = _config(tmp_path, str(write_set(tmp_path / "sets", rules)))
+    assert _decide(config, "shellgate check ls") == "allow"
+    assert _decide(config, "shellgate approvals list") == "allow"
+    assert _decide(config, command) == "deny"

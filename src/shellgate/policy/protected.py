@@ -25,6 +25,7 @@ it never allows, it only vetoes or abstains.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -78,6 +79,31 @@ def git_protected(path: str) -> str | None:
             return "git-hooks"
         if rest == ["config"]:
             return "git-config"
+    return None
+
+
+#: ``shellgate`` sub-commands that answer the approval queue or change the policy in
+#: force: an agent running them through the gate would approve or widen itself.
+GATE_ADMIN: frozenset[tuple[str, str]] = frozenset({
+    ("approvals", "approve"), ("approvals", "deny"), ("policy", "push"),
+    ("policy", "rollback"),
+})  # fmt: skip
+
+
+def gate_admin(argv: Sequence[str]) -> str | None:
+    """``shellgate approvals approve …`` (also ``python -m shellgate …``), or ``None``."""
+    words = list(argv)
+    if words and os.path.basename(words[0]).startswith("python") and len(words) > 1:
+        if words[1] == "-m" and len(words) > 2:
+            words = words[2:]
+        elif words[1].startswith("-m"):
+            words = [words[1][2:], *words[2:]]
+    if not words or os.path.basename(words[0]) != "shellgate":
+        return None
+    rest = [w for w in words[1:] if not w.startswith("-")]
+    for first, second in itertools.pairwise(rest):
+        if (first, second) in GATE_ADMIN:
+            return f"shellgate {first} {second}"
     return None
 
 
@@ -147,6 +173,16 @@ class ProtectedPathsLayer:
 
     @hookimpl
     def shellgate_check(self, call: CallInfo, segment: Segment) -> Decision | None:
+        for form in segment.forms or (segment.argv,):
+            admin = gate_admin(form)
+            if admin is not None:
+                return Decision(
+                    effect="deny",
+                    reason=f"runs '{admin}', which answers approvals or changes the policy "
+                    "of the gate itself; an agent cannot do that through the gate",
+                    layer=LAYER,
+                    rule=f"{LAYER}:gate-admin",
+                )
         for target in segment.writes:
             hit = self.protects(target, call)
             if hit is not None:
