@@ -131,3 +131,21 @@ def test_the_agent_cannot_run_the_gates_admin_commands(tmp_path: Path, command: 
     assert _decide(config, "shellgate check ls") == "allow"
     assert _decide(config, "shellgate approvals list") == "allow"
     assert _decide(config, command) == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat /proc/1/environ",
+        "grep -a PASS /proc/4242/environ",
+        "cat /proc/*/environ",
+        "head -c 4096 /proc/4242/task/4243/environ",
+        "cd /proc/4242 && cat environ",
+    ],
+)
+def test_another_processes_environment_is_a_secret_read(tmp_path: Path, command: str) -> None:
+    # The gate's environment may carry SHELLGATE_AUDIT__STORE=postgresql://u:pw@…,
+    # PGPASSWORD or API keys the command's own environment was scrubbed of.
+    config = _config(tmp_path)
+    assert _decide(config, "cat /proc/1/status") == "allow"
+    assert _decide(config, command) == "ask"

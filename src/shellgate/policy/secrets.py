@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
+import re
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -72,6 +73,10 @@ _READ_REDIRECTS = frozenset({"<", "<>"})
 #: Names of the running command's own directory (the layer resolves them itself:
 #: ``os.path.realpath`` would read this process's).
 _CWD_PREFIXES = ("/proc/self/cwd", "/proc/thread-self/cwd", "~+")
+#: Another process's environment: the gate's own (a store URL with its password in
+#: ``SHELLGATE_*__STORE``, ``PGPASSWORD``, API keys) is readable by its user although
+#: the command's own copy is scrubbed (``[^/]+``: a pid, ``self``, or a glob).
+_PROC_ENVIRON = re.compile(r"/proc/[^/]+/(task/[^/]+/)?environ")
 #: Words longer than this are no path anyone reads (PATH_MAX is 4096).
 _MAX_PATH = 4096
 
@@ -290,6 +295,8 @@ class ProtectedReadsLayer:
             if ".." in word:  # the kernel takes `..` after a link physically
                 paths.append(os.path.realpath(os.path.join(base, word)))
             for path in paths:
+                if _PROC_ENVIRON.fullmatch(path):
+                    return Secret(path, "/proc/PID/environ")
                 hit = _ancestor_in(path, secrets, prefixes)
                 if hit is not None:
                     return Secret(hit, secrets[hit])
