@@ -29,12 +29,13 @@ from tests.redteam.conftest import POLICY
 def _config(tmp_path: Path, policy: str = POLICY) -> Config:
     """Stores and tokens in the workspace itself."""
     ws = tmp_path
+    (tmp_path / "st").mkdir(exist_ok=True)
     (tmp_path / "console-tokens").write_text("t0ken alice\n")
     return load_config(
         None,
         policy={"paths": [policy]},
         audit={"path": None, "store": f"sqlite:///{tmp_path}/audit.db"},
-        approval={"mode": "queue", "store": f"sqlite:///{tmp_path}/queue.db"},
+        approval={"mode": "queue", "store": f"sqlite:///{tmp_path}/st/queue.db"},
         executor={"workspace": str(ws)},
         console={"tokens_file": str(tmp_path / "console-tokens")},
         mcp={"tokens_file": str(tmp_path / "mcp-tokens")},
@@ -53,13 +54,19 @@ def _decide(config: Config, command: str) -> str:
 @pytest.mark.parametrize(
     "command",
     [
-        "cp evil.db queue.db",
-        "cp evil {root}/queue.db-wal",
-        "cp evil ./queue.db-journal",
+        "cp evil.db st/queue.db",
+        "cp evil {root}/st/queue.db-wal",
+        "cp evil ./st/queue.db-journal",
         "tee audit.db",
         "cp evil audit.db-shm",
         "cp evil {root}/console-tokens",
         "mv evil.db {root}/audit.db",
+        # a write naming the directory that holds a store replaces the store too
+        "cp -r forged/. st",
+        "rsync -a forged/ st/",
+        "mv st elsewhere",
+        "mv forged st",
+        "rm -rf st",
     ],
 )
 def test_store_files_cannot_be_written(tmp_path: Path, command: str) -> None:
@@ -68,6 +75,7 @@ def test_store_files_cannot_be_written(tmp_path: Path, command: str) -> None:
     config = _config(tmp_path, str(write_set(tmp_path / "sets", rules)))
     assert _decide(config, "cp notes other.db") == "allow"
     assert _decide(config, f"cp notes {tmp_path}/queue.db.bak") == "allow"
+    assert _decide(config, "cp -r forged/. other") == "allow"
     assert _decide(config, command.format(root=tmp_path)) == "deny"
 
 
@@ -76,7 +84,7 @@ def test_store_files_cannot_be_written(tmp_path: Path, command: str) -> None:
     [
         "cat {root}/console-tokens",
         "cat {root}/mcp-tokens",
-        "cat {root}/queue.db",
+        "cat {root}/st/queue.db",
         "cat audit.db-wal",
     ],
 )

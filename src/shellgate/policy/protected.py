@@ -107,6 +107,13 @@ def gate_admin(argv: Sequence[str]) -> str | None:
     return None
 
 
+#: The gate's store and tokens files: a write naming a directory that holds one
+#: (copying a tree over it, moving it away and another into its place) is denied
+#: too. (Not its config, policy sets or audit file, which a project often keeps in
+#: its workspace: there ``cp x .`` must stay possible; docs/fleet.md.)
+GATE_FILES = frozenset({"gate-store", "gate-tokens"})
+
+
 class ProtectedPathsLayer:
     """Deny writes to protected paths, whatever the rules say."""
 
@@ -169,6 +176,9 @@ class ProtectedPathsLayer:
             for entry in entries:
                 if _inside(spelled, entry.path):
                     return entry
+            for entry in self._fixed:  # a directory holding one: `cp -r x/. DIR`, `mv x DIR`
+                if entry.why in GATE_FILES and spelled != "/" and _inside(entry.path, spelled):
+                    return Protected(entry.path, f"{entry.why}-directory")
         return None
 
     @hookimpl
