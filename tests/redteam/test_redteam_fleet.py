@@ -127,6 +127,7 @@ def test_config_naming_a_postgresql_password_is_a_secret_read(tmp_path: Path) ->
         "python3 -m shellgate policy push sets/",
         "python3 -mshellgate approvals approve AbCdEf0123456789abcdef",
         "env shellgate policy rollback 1",
+        "shellgate serve --tokens mine --listen 127.0.0.1:9999",
         "/usr/local/bin/shellgate policy push --store sqlite:///p.db sets/",
     ],
 )

@@ -101,6 +101,8 @@ def gate_admin(argv: Sequence[str]) -> str | None:
     if not words or os.path.basename(words[0]) != "shellgate":
         return None
     rest = [w for w in words[1:] if not w.startswith("-")]
+    if "serve" in rest[:2]:  # a console of its own (its own tokens file) answers the queue
+        return "shellgate serve"
     for first, second in itertools.pairwise(rest):
         if (first, second) in GATE_ADMIN:
             return f"shellgate {first} {second}"
