@@ -158,3 +158,27 @@ def test_another_processes_environment_is_a_secret_read(tmp_path: Path, command:
     config = _config(tmp_path)
     assert _decide(config, "cat /proc/1/status") == "allow"
     assert _decide(config, command) == "ask"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'sqlite3 notes.db ".shell id"',
+        'sqlite3 notes.db ".system id"',
+        "sqlite3 :memory: \"ATTACH 'st/queue.db' AS q; UPDATE q.sg_approvals SET status = 1\"",
+        'sqlite3 "file:st/queue.db?mode=rw" .dump',
+        'sqlite3 -cmd ".open st/queue.db" x',
+        "sqlite3 notes.db",
+        'psql -c "\\! id"',
+        "psql -f script.sql",
+        'mysql -e "system id"',
+    ],
+)
+def test_sql_shells_run_code(tmp_path: Path, command: str) -> None:
+    # `sqlite3 *` / `psql *` in an allow-list looked like "database access"; SQL
+    # shells run programs and reach the store however the file is spelled.
+    rules = "p, agent, *, sqlite3 *, allow\np, agent, *, psql *, allow\n" \
+        "p, agent, *, mysql *, allow\n"
+    config = _config(tmp_path, str(write_set(tmp_path / "sets", rules)))
+    assert _decide(config, "sqlite3 --version") == "allow"
+    assert _decide(config, command) == "ask"
