@@ -28,11 +28,14 @@ def _store_urls(config: Config) -> list[str]:
 
 def store_files(config: Config, *, side_files: bool = True) -> list[str]:
     """Every SQLite store file the config names (absolute), with its side files."""
+    urls = _store_urls(config)
+    if not urls:
+        return []  # the hook's fast path imports no store module without a store
     from shellgate.errors import StoreError
     from shellgate.store.db import parse_url
 
     out: list[str] = []
-    for url in _store_urls(config):
+    for url in urls:
         try:
             parsed = parse_url(url)
         except StoreError:
