@@ -200,11 +200,16 @@ def history_command(
             typer.echo(json.dumps({
                 "version": v.version, "time": v.time, "author": v.author, "reason": v.reason,
                 "action": v.action, "set": v.set_name, "rollback_to": v.rollback_to,
-            }, ensure_ascii=False))
+            }, ensure_ascii=True))  # \u escapes: terminal-safe
         else:
+            # Author and reason are anyone's text: one version one line, escaped
+            # (an ANSI escape or a newline there could repaint or forge lines).
+            from shellgate.approval.question import one_line
+
             what = (f"push {v.set_name}" if v.action == "push"
                     else f"rollback to {v.rollback_to}")
-            typer.echo(f"{v.version}\t{v.time}\t{v.author}\t{what}\t{v.reason}")
+            author, reason = one_line(v.author), one_line(v.reason)
+            typer.echo(f"{v.version}\t{v.time}\t{author}\t{what}\t{reason}")
 
 
 def rollback_command(

@@ -54,6 +54,7 @@ from shellgate.executors._process import signal_name
 from shellgate.executors._seccomp import SeccompError, build_filter, filter_fd
 from shellgate.executors.base import ExecRequest, ExecSpec, Executor, SpawnPlan
 from shellgate.models import MODE_ORDER, OutputView, SandboxMode
+from shellgate.policy.gate_files import store_files, token_files
 from shellgate.policy.secrets import homes, secret_paths
 
 #: stderr texts that mean the sandbox (not the command's own logic) said no.
@@ -277,6 +278,9 @@ class BwrapExecutor(Executor):
             paths.append(chosen)
         if cfg.audit.path is not None:
             paths.append(str(cfg.audit.path))
+        # SQLite stores and tokens files: the main file only (a placeholder for a
+        # missing -wal/-journal would be a file SQLite itself must create and delete).
+        paths += [*store_files(cfg, side_files=False), *token_files(cfg)]
         paths += [
             os.path.join(str(self.workspace), os.path.expanduser(p))
             for p in cfg.policy.protected_paths

@@ -11,7 +11,9 @@ A segment is denied when any of its ``writes`` is, or is inside, a protected pat
   ``$XDG_CONFIG_HOME/git/config`` when set) — ``core.fsmonitor``, ``core.pager`` or
   an alias there runs in every later git command — and all of ``.ssh/``
   (``authorized_keys``, ``config``'s ``ProxyCommand``, ``rc``, keys);
-* the gate's own files: its config file, its policy sets and its audit log;
+* the gate's own files: its config file, its policy sets and its audit log, its
+  SQLite store files with their side files and its tokens files
+  (:mod:`shellgate.policy.gate_files`);
 * every path in ``[policy] protected_paths``.
 
 Both sides are compared in two spellings, lexical (``os.path.normpath``) and
@@ -23,6 +25,7 @@ it never allows, it only vetoes or abstains.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -30,6 +33,7 @@ from dataclasses import dataclass
 from shellgate.config import Config
 from shellgate.hookspecs import hookimpl
 from shellgate.models import CallInfo, Decision, Segment
+from shellgate.policy.gate_files import store_files, token_files
 
 LAYER = "protected-paths"
 
@@ -78,6 +82,40 @@ def git_protected(path: str) -> str | None:
     return None
 
 
+#: ``shellgate`` sub-commands that answer the approval queue or change the policy in
+#: force: an agent running them through the gate would approve or widen itself.
+GATE_ADMIN: frozenset[tuple[str, str]] = frozenset({
+    ("approvals", "approve"), ("approvals", "deny"), ("policy", "push"),
+    ("policy", "rollback"),
+})  # fmt: skip
+
+
+def gate_admin(argv: Sequence[str]) -> str | None:
+    """``shellgate approvals approve …`` (also ``python -m shellgate …``), or ``None``."""
+    words = list(argv)
+    if words and os.path.basename(words[0]).startswith("python") and len(words) > 1:
+        if words[1] == "-m" and len(words) > 2:
+            words = words[2:]
+        elif words[1].startswith("-m"):
+            words = [words[1][2:], *words[2:]]
+    if not words or os.path.basename(words[0]) != "shellgate":
+        return None
+    rest = [w for w in words[1:] if not w.startswith("-")]
+    if "serve" in rest[:2]:  # a console of its own (its own tokens file) answers the queue
+        return "shellgate serve"
+    for first, second in itertools.pairwise(rest):
+        if (first, second) in GATE_ADMIN:
+            return f"shellgate {first} {second}"
+    return None
+
+
+#: The gate's store and tokens files: a write naming a directory that holds one
+#: (copying a tree over it, moving it away and another into its place) is denied
+#: too. (Not its config, policy sets or audit file, which a project often keeps in
+#: its workspace: there ``cp x .`` must stay possible; docs/fleet.md.)
+GATE_FILES = frozenset({"gate-store", "gate-tokens"})
+
+
 class ProtectedPathsLayer:
     """Deny writes to protected paths, whatever the rules say."""
 
@@ -111,6 +149,8 @@ class ProtectedPathsLayer:
             entries.append(Protected(os.path.abspath(chosen), "gate-config"))
         if config.audit.path is not None:
             entries.append(Protected(os.path.abspath(config.audit.path), "gate-audit"))
+        entries.extend(Protected(path, "gate-store") for path in store_files(config))
+        entries.extend(Protected(path, "gate-tokens") for path in token_files(config))
         for extra_path in (*config.policy.protected_paths, *extra):
             expanded = os.path.expanduser(extra_path)
             entries.append(Protected(os.path.join(workspace, expanded), "configured"))
@@ -138,10 +178,23 @@ class ProtectedPathsLayer:
             for entry in entries:
                 if _inside(spelled, entry.path):
                     return entry
+            for entry in self._fixed:  # a directory holding one: `cp -r x/. DIR`, `mv x DIR`
+                if entry.why in GATE_FILES and spelled != "/" and _inside(entry.path, spelled):
+                    return Protected(entry.path, f"{entry.why}-directory")
         return None
 
     @hookimpl
     def shellgate_check(self, call: CallInfo, segment: Segment) -> Decision | None:
+        for form in segment.forms or (segment.argv,):
+            admin = gate_admin(form)
+            if admin is not None:
+                return Decision(
+                    effect="deny",
+                    reason=f"runs '{admin}', which answers approvals or changes the policy "
+                    "of the gate itself; an agent cannot do that through the gate",
+                    layer=LAYER,
+                    rule=f"{LAYER}:gate-admin",
+                )
         for target in segment.writes:
             hit = self.protects(target, call)
             if hit is not None:

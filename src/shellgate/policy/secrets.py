@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
+import re
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ from urllib.parse import unquote
 from shellgate.config import Config
 from shellgate.hookspecs import hookimpl
 from shellgate.models import CallInfo, Decision, Segment
+from shellgate.policy.gate_files import secret_config, store_files, token_files
 from shellgate.shell.argv.engine import scan
 from shellgate.shell.catalog import lookup
 from shellgate.shell.catalog.read import basename
@@ -60,6 +62,7 @@ HOME_SECRETS: tuple[str, ...] = (
     ".git-credentials", ".config/gh", ".config/hub", ".pypirc", ".npmrc",
     ".cargo/credentials", ".cargo/credentials.toml", ".azure", ".config/op", ".vault-token",
     ".terraform.d/credentials.tfrc.json", ".local/share/keyrings", ".password-store",
+    ".pgpass", ".pg_service.conf",
 )  # fmt: skip
 
 #: Secrets in the workspace (relative to it).
@@ -70,6 +73,10 @@ _READ_REDIRECTS = frozenset({"<", "<>"})
 #: Names of the running command's own directory (the layer resolves them itself:
 #: ``os.path.realpath`` would read this process's).
 _CWD_PREFIXES = ("/proc/self/cwd", "/proc/thread-self/cwd", "~+")
+#: Another process's environment: the gate's own (a store URL with its password in
+#: ``SHELLGATE_*__STORE``, ``PGPASSWORD``, API keys) is readable by its user although
+#: the command's own copy is scrubbed (``[^/]+``: a pid, ``self``, or a glob).
+_PROC_ENVIRON = re.compile(r"/proc/[^/]+/(task/[^/]+/)?environ")
 #: Words longer than this are no path anyone reads (PATH_MAX is 4096).
 _MAX_PATH = 4096
 
@@ -87,11 +94,18 @@ def configured(config: Config) -> tuple[str, ...]:
     return (*config.policy.secret_paths, *config.sandbox.deny_read)
 
 
+def gate_secrets(config: Config) -> list[str]:
+    """The gate's own readable secrets: SQLite stores (queued commands, the audit
+    trail), tokens files, a config naming a PostgreSQL store (its password)."""
+    return [*store_files(config), *token_files(config), *secret_config(config)]
+
+
 def secret_paths(config: Config, *, home_dirs: Sequence[str], workspace: str) -> list[str]:
     """Every secret as an absolute path (lexical; not checked for existence)."""
     out = [os.path.join(h, s) for h in home_dirs for s in HOME_SECRETS]
     out.extend(os.path.join(workspace, s) for s in WORKSPACE_SECRETS)
     out.extend(os.path.join(workspace, os.path.expanduser(p)) for p in configured(config))
+    out.extend(gate_secrets(config))
     return [os.path.normpath(p) for p in dict.fromkeys(out)]
 
 
@@ -215,6 +229,7 @@ class ProtectedReadsLayer:
             expanded = os.path.expanduser(entry)
             if os.path.isabs(expanded):
                 fixed.append((expanded, entry))
+        fixed.extend((path, path) for path in gate_secrets(config))
         self._fixed = self._expand(fixed)
         #: Home- and workspace-relative entries a relative word is also read against.
         self._relative: dict[str, str] = {
@@ -280,6 +295,8 @@ class ProtectedReadsLayer:
             if ".." in word:  # the kernel takes `..` after a link physically
                 paths.append(os.path.realpath(os.path.join(base, word)))
             for path in paths:
+                if _PROC_ENVIRON.fullmatch(path):
+                    return Secret(path, "/proc/PID/environ")
                 hit = _ancestor_in(path, secrets, prefixes)
                 if hit is not None:
                     return Secret(hit, secrets[hit])

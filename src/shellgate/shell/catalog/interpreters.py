@@ -300,6 +300,15 @@ def _deno_eval(argv: Argv, parsed: Parsed, out: Reading) -> None:
     out.finding(f"'deno eval' {INLINE}")
 
 
+def _sql_shell(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``sqlite3 DB SQL``, ``psql -c SQL``, or either reading SQL from stdin: SQL
+    shells run programs (sqlite3 ``.shell``/``.system`` and ``load_extension``, psql
+    ``\\!``, mysql ``system``), so their SQL is code no rule can read."""
+    if set(argv[1:]) & _VERSION_FLAGS:
+        return
+    out.finding(f"'{argv[0]}' runs SQL, and SQL shells run programs (.shell, \\!, system)")
+
+
 ENTRIES: tuple[Entry, ...] = (
     Entry(
         tuple(sorted(SHELLS)),
@@ -324,6 +333,8 @@ ENTRIES: tuple[Entry, ...] = (
         "repl": Entry(("repl",), CLAP, (val("--eval", finding=INLINE),
                                         val("--eval-file", finding="runs code from files first"))),
     }),
+    Entry(("sqlite3", "psql", "mysql", "mariadb", "duckdb"), hooks=(_sql_shell,),
+          no_canonical=True, canonical_drops_options=True),
     AWK,
     SED,
 )  # fmt: skip
