@@ -230,3 +230,12 @@ def test_newer_schema_is_refused(store_url: str) -> None:
         pytest.raises(StoreError, match="newer than this shellgate"),
     ):
             ApprovalQueue(db).pending()
+
+
+def test_ids_never_read_as_an_option() -> None:
+    """A base64url id started with '-' one time in 64: `approvals deny -qW…` failed."""
+    from shellgate.store.approvals import new_id, well_formed
+
+    ids = [new_id() for _ in range(5000)]
+    assert all(well_formed(i) and not i.startswith("-") for i in ids)
+    assert len(set(ids)) == len(ids)

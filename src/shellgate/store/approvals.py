@@ -16,8 +16,9 @@ and waits; a person answers it from anywhere that reaches the same store
 * **Listeners hear every change** (``pg_notify`` on ``shellgate_approval`` with
   the row's id, sent at commit); SQLite readers poll.
 
-Ids are random and unguessable (:func:`secrets.token_urlsafe`, 128 bits), safe in
-a URL.
+Ids are random and unguessable (:func:`secrets.token_hex`, 128 bits), safe in a
+URL, and never start with ``-`` (a base64url id did one time in 64, and
+``shellgate approvals approve -Xy…`` then read it as an option).
 """
 
 # ruff: noqa: S608  # SQL is built from module constants only; every value is a ? parameter
@@ -147,8 +148,8 @@ class NotPending(StoreError):
 
 
 def new_id() -> str:
-    """A random, unguessable, URL-safe id (128 bits)."""
-    return secrets.token_urlsafe(16)
+    """A random, unguessable id (128 bits, 32 hex digits): URL-safe, never an option."""
+    return secrets.token_hex(16)
 
 
 def well_formed(approval_id: object) -> bool:
