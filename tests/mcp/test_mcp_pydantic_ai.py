@@ -1,24 +1,24 @@
 """pydantic-ai's ``MCPToolset`` against a real ``shellgate mcp``: asks get answered.
 
-``MCPToolset`` (pydantic-ai-slim 2.68, FastMCP 4 underneath) negotiates the
-modern protocol. On entering it warns that its ``elicitation_handler`` "will never
-be called" — true of server-initiated elicitation, which the modern protocol has
-no channel for, but FastMCP's client answers an ``input_required`` result by
-dispatching its embedded elicitation to that same handler
-(``fastmcp.client.Client._drive_input_required`` →
-``session.dispatch_input_request``). So the handler is the hook: the test shows the
-warning, and the handler being called, once per ask.
+``MCPToolset`` (pydantic-ai-slim 2.68 and later, FastMCP 4 underneath) negotiates
+the modern protocol. Up to some 2.7x release it warned on entering that its
+``elicitation_handler`` "will never be called" (2.78 no longer does) — true of
+server-initiated elicitation, which the modern protocol has no channel for, but
+FastMCP's client answers an ``input_required`` result by dispatching its embedded
+elicitation to that same handler (``fastmcp.client.Client._drive_input_required`` →
+``session.dispatch_input_request``). So the handler is the hook: the test lets the
+warning pass where a release gives it and shows the handler called, once per ask.
 
 The model is pydantic-ai's own ``FunctionModel``, scripted; the tool calls are real.
 """
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
-import pytest
 from fastmcp.client.transports import StdioTransport
 from pydantic_ai import Agent
 from pydantic_ai.mcp import MCPToolset
@@ -36,7 +36,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from shellgate.mcp_ask import DECLINED
 from tests.mcp.mcp_helpers import audit_records, server_argv, server_env, write_config
 
-NEVER_CALLED = "`elicitation_handler` will never be called"
+NEVER_CALLED = ".*`elicitation_handler` will never be called"
 
 
 class Person:
@@ -90,7 +90,9 @@ def tool_answers(messages: list[ModelMessage]) -> list[tuple[str, str]]:
 
 async def run(config: Path, person: Person, *calls: dict[str, str]) -> list[tuple[str, str]]:
     agent = Agent(scripted(*calls), toolsets=[toolset(config, person)])
-    with pytest.warns(UserWarning, match=NEVER_CALLED):
+    with warnings.catch_warnings():
+        # given by the releases that still warn; the handler is called all the same
+        warnings.filterwarnings("ignore", message=NEVER_CALLED, category=UserWarning)
         async with agent:
             result = await agent.run("use the shell")
     assert result.output == "done"
