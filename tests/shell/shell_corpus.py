@@ -399,7 +399,8 @@ FINDINGS = [
     c("bare-assign", "X=1", K, K, finding=True),
     c("export-safe", "export LANG=C", K, A, finding=False),
     c("declare-x", "declare -x FOO=1", K, K, finding=True),
-    c("unset", "unset HOME", K, A),
+    c("unset", "unset HOME", K, K, finding=True),  # HOME changes where tools read config
+    c("unset-plain", "unset FOO", K, A, finding=False),
     # issue 10: the pager git -c names is a segment of its own, so `rm *` denies it
     c("git-config-pager", "git -c core.pager='rm x' log", K, D, forms=[RM_X], finding=True),
     c("git-config-env", "git --config-env=core.pager=X log", K, K, finding=True),

@@ -5,7 +5,10 @@ strings: parsed as commands (deny rules see them) and a finding. Builtins that
 assign a variable (``printf -v``, ``read``, ``mapfile``) must not set one that
 changes what later commands do (``PATH``, ``IFS``…), and a name or an integer
 operand with an array subscript (``a[$(cmd)]``) runs the subscript's
-substitutions: see :mod:`.environment`.
+substitutions: see :mod:`.environment`. The same holds for names they set or
+remove (``getopts``, ``wait -p``, ``unset``). ``set`` and ``shopt`` options
+outside a harmless list change how later words are read (``set -k``) and are a
+finding.
 
 Builtins read options like bash's internal getopt: up to the first operand, no
 long options (``POSIX``).
@@ -18,6 +21,25 @@ from shellgate.shell.catalog.entry import Argv, Entry, Hook, Reading, flag, val,
 from shellgate.shell.catalog.environment import check_subscript, check_variable_name
 
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+
+#: ``set`` options that change nothing a later command runs, reads or is read as
+#: (errexit, xtrace, noglob…). Others (``-k`` keyword: later ``NAME=value``
+#: operands become assignments; ``-P`` physical; ``-p`` privileged; ``posix``;
+#: ``histexpand``) are a finding.
+_SET_LETTERS = frozenset("abefhmnuvxBCET")
+_SET_NAMES = frozenset(
+    {"allexport", "braceexpand", "emacs", "errexit", "errtrace", "functrace", "hashall",
+     "history", "ignoreeof", "interactive-comments", "monitor", "noclobber", "noexec",
+     "noglob", "notify", "nounset", "pipefail", "verbose", "vi", "xtrace"}
+)  # fmt: skip
+#: ``shopt`` options that change only globbing results, history or job control
+#: (``extglob`` changes how later lines parse, ``expand_aliases`` runs aliases,
+#: ``dotglob`` lets ``*`` match dot files, ``sourcepath``, ``execfail``… are findings).
+_SHOPT_NAMES = frozenset(
+    {"checkjobs", "checkwinsize", "cmdhist", "failglob", "globstar", "histappend",
+     "huponexit", "inherit_errexit", "lastpipe", "lithist", "nocaseglob", "nocasematch",
+     "nullglob"}
+)  # fmt: skip
 
 
 def _eval(argv: Argv, parsed: Parsed, out: Reading) -> None:
@@ -100,6 +122,64 @@ def _declare(argv: Argv, parsed: Parsed, out: Reading) -> None:
             check_subscript(value, f"{argv[0]} -i {name}", out)
 
 
+def _set_option(name: str, where: str, out: Reading) -> None:
+    if name not in _SET_NAMES:
+        out.finding(f"'{where} {name[:40]}' changes how later commands are read or run")
+
+
+def _set(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``set -euo pipefail`` is harmless; ``set -k``, ``set -o keyword``, ``set -P``…
+    change what later words mean (bash's own option loop, ``-``/``+`` alike)."""
+    del parsed
+    words = argv[1:]
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in ("-", "--") or word[:1] not in ("-", "+") or len(word) < 2:
+            return  # the rest are positional parameters
+        for letter in word[1:]:
+            if letter == "o":
+                i += 1
+                if i < len(words):
+                    _set_option(words[i], f"{argv[0]} {word[0]}o", out)
+            elif letter not in _SET_LETTERS:
+                out.finding(f"'{argv[0]} {word[0]}{letter}' changes how later commands are "
+                            "read or run")
+        i += 1
+
+
+def _shopt(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``shopt -s|-u NAME…``: a setting outside the harmless list is a finding;
+    ``-o`` names are ``set -o`` names. Without ``-s``/``-u`` it only prints."""
+    letters = "".join(w[1:] for w in argv[1:] if w.startswith("-") and w != "--")
+    if not ({"s", "u"} & set(letters)):
+        return
+    for name in parsed.words:
+        if "o" in letters:
+            _set_option(name, f"{argv[0]} -o", out)
+        elif name not in _SHOPT_NAMES:
+            out.finding(f"'{argv[0]} {name[:40]}' changes how later commands are read or run")
+
+
+def _unset(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``unset NAME``: unsetting ``PATH`` makes bash run ``./NAME``; ``a[$(cmd)]``
+    is evaluated (a function name under ``-f`` is checked the same, conservatively)."""
+    for name in parsed.words:
+        check_variable_name(name, argv[0], out)
+
+
+def _getopts(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``getopts OPTSTRING NAME [ARG…]`` assigns NAME (and OPTARG, OPTIND)."""
+    for name in parsed.words[1:2]:
+        check_variable_name(name, argv[0], out)
+
+
+def _wait(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``wait -p NAME`` assigns the finished job's pid to NAME."""
+    for name in parsed.values("-p"):
+        check_variable_name(name, f"{argv[0]} -p", out)
+
+
 def _literal(names: tuple[str, ...], *, finding: str = "", hooks: tuple[Hook, ...] = ()) -> Entry:
     """A builtin read as written: its canonical form is its argv (no options to respell)."""
     return Entry(names, POSIX, finding=finding, hooks=hooks, no_canonical=True,
@@ -165,4 +245,10 @@ ENTRIES: tuple[Entry, ...] = (
         *values("-c -d -n -O -s -u"),
     ), hooks=(_mapfile,)),
     _literal(("declare", "typeset", "local"), hooks=(_declare,)),
+    _literal(("set",), hooks=(_set,)),
+    Entry(("shopt",), POSIX, (flag("-p"), flag("-q"), flag("-s"), flag("-u"), flag("-o")),
+          hooks=(_shopt,)),
+    Entry(("unset",), POSIX, (flag("-f"), flag("-v"), flag("-n")), hooks=(_unset,)),
+    Entry(("getopts",), POSIX, (), hooks=(_getopts,)),
+    Entry(("wait",), POSIX, (flag("-f"), flag("-n"), val("-p")), hooks=(_wait,)),
 )  # fmt: skip

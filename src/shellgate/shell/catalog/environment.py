@@ -60,3 +60,19 @@ def check_variable_name(name: str, where: str, out: Out) -> None:
         out.findings.append(f"'{where}' with an invalid or unknown variable name '{name[:40]}'")
     elif name in SENSITIVE_NAMES or name.startswith(_SENSITIVE_PREFIXES):
         out.findings.append(f"'{where} {name}' sets a variable that changes what commands do")
+
+
+class _Findings:
+    """An :class:`Out` for a caller without a catalog ``Reading``."""
+
+    def __init__(self) -> None:
+        self.findings: list[str] = []
+        self.payloads: list[tuple[str, str]] = []
+
+
+def loop_variable_findings(keyword: str, name: str) -> list[str]:
+    """The findings of ``for``/``select`` assigning ``name`` (``for PATH in DIR``
+    makes the body run ``DIR/ls``; ``for IFS in …`` changes word splitting)."""
+    out = _Findings()
+    check_variable_name(name, f"{keyword} loop variable", out)
+    return out.findings

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
+from shellgate.shell.catalog.environment import loop_variable_findings
 from shellgate.shell.reader._parser import SKIP, text
 from shellgate.shell.reader.drafts import Extra
 from shellgate.shell.reader.redirects import REDIRECT_TYPES, read_redirect
@@ -155,7 +156,14 @@ def while_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
 
 
 def for_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
+    """``for NAME in …`` and ``select NAME in …``: NAME is assigned each value, so
+    a loop over ``PATH`` or ``IFS`` changes what the body runs (a finding)."""
     del extra
+    for child in node.children:
+        if child.type == "variable_name":
+            name = text(walker.source, child.start_byte, child.end_byte)
+            for finding in loop_variable_findings(node.children[0].type, name):
+                walker.sink.note(finding)
     values = [c for c in node.children if c.type in _WORDISH_VALUE]
     _data_words(walker, values)
     for child in node.children:
