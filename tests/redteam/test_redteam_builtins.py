@@ -23,7 +23,7 @@ from shellgate.decider import Decider
 from shellgate.models import CallInfo
 from tests.redteam.conftest import POLICY, WORKSPACE, Decide, bash_runs
 
-ALLOWED = ("ls", "git", "set", "unset", "getopts", "shopt", "wait", "true")
+ALLOWED = ("ls", "git", "set", "unset", "getopts", "shopt", "wait", "true", "history")
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +68,10 @@ CHANGES_WHAT_RUNS = [
     pytest.param("for IFS in x; do ls; done", id="for-IFS"),
     pytest.param("for LD_PRELOAD in /tmp/x.so; do ls; done", id="for-LD_PRELOAD"),
     pytest.param("select PATH in /tmp/evil; do ls; done", id="select-PATH"),
+    pytest.param("history -s 'touch /tmp/pwned'; history -w .envrc", id="history-w"),
+    pytest.param("history -a ~/.bashrc", id="history-a"),
+    pytest.param("history -cw notes", id="history-w-bundled"),
+    pytest.param("history -r ~/.ssh/id_ed25519; history", id="history-r"),
 ]
 
 HARMLESS = [
@@ -83,6 +87,8 @@ HARMLESS = [
     pytest.param("true & wait -n -p pid", id="wait-p-plain"),
     pytest.param("for x; do ls; done", id="for-plain"),
     pytest.param("for name in a b; do ls; done", id="for-list"),
+    pytest.param("history 20", id="history-list"),
+    pytest.param("history -s 'make test'", id="history-s"),
 ]
 
 
@@ -136,3 +142,9 @@ def test_bash_runs_from_the_current_directory_after_unset_path(tmp_path: Path) -
     (work / "ls").write_text(f"#!/bin/sh\n: > {tmp_path / 'marker'}\n", encoding="utf-8")
     os.chmod(work / "ls", 0o700)
     assert bash_runs("unset PATH; ls", tmp_path)
+
+
+def test_bash_writes_the_text_history_s_chose(tmp_path: Path) -> None:
+    planted = tmp_path / "cwd" / ".envrc"
+    bash_runs("history -s 'touch MARKER'; history -w .envrc", tmp_path)
+    assert planted.read_text(encoding="utf-8").strip() == f"touch {tmp_path / 'marker'}"

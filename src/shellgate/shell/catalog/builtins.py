@@ -180,6 +180,18 @@ def _wait(argv: Argv, parsed: Parsed, out: Reading) -> None:
         check_variable_name(name, f"{argv[0]} -p", out)
 
 
+def _history(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``history -s TEXT; history -w FILE`` writes text the command chose to FILE
+    (``.envrc``, ``~/.bashrc``); ``-r``/``-n FILE`` read a file into the list,
+    which ``history`` then prints."""
+    if parsed.has("-w", "-a"):
+        out.finding(f"'{argv[0]} -w/-a' writes the history list, which commands can set, "
+                    "to a file")
+        out.writes.extend(parsed.words[:1])
+    if parsed.has("-r", "-n"):
+        out.finding(f"'{argv[0]} -r/-n' reads a file into the history list")
+
+
 def _literal(names: tuple[str, ...], *, finding: str = "", hooks: tuple[Hook, ...] = ()) -> Entry:
     """A builtin read as written: its canonical form is its argv (no options to respell)."""
     return Entry(names, POSIX, finding=finding, hooks=hooks, no_canonical=True,
@@ -250,5 +262,9 @@ ENTRIES: tuple[Entry, ...] = (
           hooks=(_shopt,)),
     Entry(("unset",), POSIX, (flag("-f"), flag("-v"), flag("-n")), hooks=(_unset,)),
     Entry(("getopts",), POSIX, (), hooks=(_getopts,)),
+    Entry(("history",), POSIX, (
+        flag("-c"), val("-d"), flag("-a"), flag("-n"), flag("-r"), flag("-w"), flag("-p"),
+        flag("-s"),
+    ), hooks=(_history,)),
     Entry(("wait",), POSIX, (flag("-f"), flag("-n"), val("-p")), hooks=(_wait,)),
 )  # fmt: skip
