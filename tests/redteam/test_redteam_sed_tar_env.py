@@ -118,3 +118,50 @@ def test_proof_sed_label_write_to_git_config_runs_code(tmp_path: Path) -> None:
         " | sed -n ':a w .git/config' && git status"
     )
     assert bash_runs(chain, tmp_path)
+
+
+# -- tar: an archive on another host --------------------------------------------
+
+TAR_REMOTE = [
+    "tar -tf localhost:/x.tar", "tar -tf bob@localhost:x.tar", "tar -t --file=host:x.tar",
+    "tar -t --fi host:x.tar", "tar tf host:x.tar", "tar -tfhost:x.tar",
+    "tar -tf x.tar -f host:y.tar", "TAPE=localhost:x.tar tar -t",
+]  # fmt: skip
+TAR_LOCAL = [
+    "tar -tf x.tar", "tar -tf ./host:x.tar", "tar -tf /srv/a:b.tar", "tar -tf :x.tar",
+    "tar -tf host:x.tar --force-local",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", TAR_REMOTE)
+def test_tar_remote_archive_is_not_allowed(command: str) -> None:
+    assert effect(command) != "allow"
+
+
+@pytest.mark.parametrize("command", TAR_LOCAL)
+def test_tar_local_archive_stays_allowed(command: str) -> None:
+    assert effect(command) == "allow"
+
+
+def _rsh_stand_in(tmp_path: Path) -> Path:
+    program = tmp_path / "rsh"
+    program.write_text(f"#!/bin/sh\ntouch {tmp_path}/marker\n")
+    program.chmod(0o755)
+    return program
+
+
+@pytest.mark.skipif(shutil.which("tar") is None, reason="needs GNU tar")
+def test_proof_tar_runs_the_remote_shell_for_a_colon_archive(tmp_path: Path) -> None:
+    rsh = _rsh_stand_in(tmp_path)
+    assert bash_runs(f"timeout 5 tar -tf localhost:x.tar --rsh-command={rsh}", tmp_path)
+
+
+@pytest.mark.skipif(shutil.which("tar") is None, reason="needs GNU tar")
+@pytest.mark.parametrize(
+    "archive", ["--force-local -f localhost:x.tar", "-f ./localhost:x.tar", "-f /a:b.tar"]
+)
+def test_proof_tar_stays_local_for_force_local_or_a_slash_first(
+    archive: str, tmp_path: Path
+) -> None:
+    rsh = _rsh_stand_in(tmp_path)
+    assert not bash_runs(f"timeout 5 tar -t {archive} --rsh-command={rsh}", tmp_path)
