@@ -165,3 +165,22 @@ def test_proof_tar_stays_local_for_force_local_or_a_slash_first(
 ) -> None:
     rsh = _rsh_stand_in(tmp_path)
     assert not bash_runs(f"timeout 5 tar -t {archive} --rsh-command={rsh}", tmp_path)
+
+
+# -- env: options that take the word before the command ---------------------------
+
+ENV_DENIED = [
+    "env -a ls rm -rf /", "env --argv0=ls rm -rf /", "env --argv0 ls rm -rf /",
+    "env -ia ls rm -rf /", "env -als rm -rf /", "env -f vars.env rm -rf /",
+    "env -P /usr/bin rm -rf /",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", ENV_DENIED)
+def test_env_option_arguments_do_not_hide_the_command(command: str) -> None:
+    assert effect(command) == "deny"
+
+
+def test_env_argv0_is_a_finding_and_plain_env_stays_allowed() -> None:
+    assert effect("env -a foo ls") == "ask"  # busybox acts on argv[0]
+    assert effect("env ls -l") == "allow"
