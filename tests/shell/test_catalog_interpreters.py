@@ -15,7 +15,7 @@ from shellgate.models import CallInfo, Decision, Segment
 from shellgate.policy.builtin import AnalysisLayer
 from shellgate.policy.engine import Layer, decide
 from shellgate.shell import analyse
-from shellgate.shell.catalog.scripts import read_sed
+from shellgate.shell.catalog.sedscript import read_sed
 from tests.shell.shell_policy_helpers import WORKDIR, call_for, decision, matches
 
 HOME = os.path.expanduser("~")

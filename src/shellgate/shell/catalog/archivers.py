@@ -5,7 +5,10 @@ current directory: both are operand-like writes (an archive's members can land
 anywhere below, so extraction stays a finding even inside the workdir). Its
 program options run code: ``-I``/``--use-compress-program`` (split into
 words), ``--to-command`` and ``--checkpoint-action=exec=`` (shell strings),
-``-F``/``--info-script`` and ``--rsh-command`` (programs). rsync writes its last
+``-F``/``--info-script`` and ``--rsh-command`` (programs). An archive named
+``HOST:FILE`` or ``USER@HOST:FILE`` (a colon with no slash before it) is remote
+unless ``--force-local``: tar runs ``rsh HOST [-l USER] /usr/sbin/rmt`` (or the
+``--rsh-command`` program), a segment of its own and a finding. rsync writes its last
 operand when that is local; ``-e``/``--rsh`` is a program (split into words),
 ``--rsync-path`` a shell string (run on the remote side; read here anyway).
 """
@@ -16,6 +19,7 @@ import re
 
 from shellgate.shell.argv.engine import Parsed
 from shellgate.shell.catalog.entry import Argv, Entry, Reading, aliases, flag, optional, val
+from shellgate.shell.catalog.read import add_program
 
 #: tar's short options that take an argument (old-style bundles hand them the
 #: next words in turn: ``tar cfC out.tgz dir`` is ``-c -f out.tgz -C dir``).
@@ -53,7 +57,27 @@ def _tar(argv: Argv, parsed: Parsed, out: Reading) -> None:
             out.payloads.append(("tar --checkpoint-action command", command))
     if parsed.has("--remove-files"):
         out.deleted.extend(parsed.words)
-    del argv
+    if not parsed.has("--force-local"):
+        for archive in parsed.values("-f"):
+            _remote_archive(argv[0], archive, parsed, out)
+
+
+def _remote_archive(name: str, archive: str, parsed: Parsed, out: Reading) -> None:
+    """GNU tar's ``_remdev``: a colon, not first, with no ``/`` before it, names
+    an archive on another host, reached through rsh (or ``--rsh-command``)."""
+    colon = archive.find(":")
+    if colon <= 0 or "/" in archive[:colon]:
+        return
+    out.finding(
+        f"'{name} -f {archive[:40]}' is a remote archive: tar runs rsh (or --rsh-command)"
+        " to reach the host"
+    )
+    if parsed.has("--rsh-command"):
+        return  # that program is a segment already
+    user, at, host = archive[:colon].partition("@")  # USER@HOST: the first @
+    login = ("-l", user) if at else ()
+    rmt = (parsed.values("--rmt-command") or ["/usr/sbin/rmt"])[-1]
+    add_program(out, f"{name} remote archive", ("rsh", host if at else user, *login, rmt))
 
 
 #: rsync options that delete from the destination (``--del`` is ``--delete-during``).
@@ -132,6 +156,7 @@ ENTRIES: tuple[Entry, ...] = (
                      "--xattrs-include, --xattrs-exclude, --atime-preserve, --pax-option"),
             optional("--checkpoint"), optional("--backup"), optional("--occurrence"),
             optional("--one-top-level"),
+            flag("--force-local"),
             flag("-v --verbose", inert=True), flag("--totals", inert=True),
         ),
         writes=_tar_writes,

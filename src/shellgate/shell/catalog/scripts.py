@@ -1,12 +1,10 @@
 """The little languages that sed and awk run, read for what they can do.
 
-A sed script is read command by command, as GNU sed reads it: addresses
-(``1``, ``$``, ``/re/I``, ``\\%re%``, ``0~3``, ``addr,+N``), ``!``, then one command
-letter, in ``{}`` blocks, after ``;`` or a newline. So every spelling of the
-``e`` command (``1e id``, ``/x/,/y/ !e``, ``$e``) and of the ``s///e`` flag is
-found, and ``w``/``W`` (and ``s///w``) name a file that runs to the end of the
-line, as sed reads it. Text that is data (``a``/``i``/``c`` text, labels,
-regexes, replacements) is skipped, not read as commands.
+A sed script is read by a port of GNU sed's own parser (``sedscript.py``), so
+every spelling of the ``e`` command (``1e id``, ``/x/,/y/ !e``, ``:x e id``) and
+of the ``s///e`` flag is found, and ``w``/``W``/``s///w`` name a file that runs
+to the end of the line, as sed reads it; a script sed may read otherwise is a
+finding.
 
 An awk program is not parsed: any construct that can run a command, write a
 file, load code or read the environment is a finding (over-approximating:
@@ -17,157 +15,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from shellgate.shell.argv.engine import GNU, GNU_PREFIX, Parsed
 from shellgate.shell.catalog.entry import Argv, Entry, Reading, flag, optional, val
 from shellgate.shell.catalog.read import apply
+from shellgate.shell.catalog.sedscript import read_sed
 
 #: awk constructs that run commands (system, pipes, indirect calls of gawk, which
 #: reach builtins too), write files (>), load code, or read the environment.
 AWK_RISK = re.compile(
     r"system\s*\(|\||getline|>|@load|@include|ENVIRON|PROCINFO|@\s*[A-Za-z_]\w*\s*\("
 )
-
-_LINE_ARGUMENT = frozenset("ewWrR")  # the rest of the line is a command or a file name
-_TEXT = frozenset("aic")  # the rest of the line (and continuations) is text
-_LABEL = frozenset(":btT")
-_NUMBER_ARGUMENT = frozenset("qQlL")
-
-
-@dataclass
-class SedScript:
-    """What one sed script does besides editing its stream."""
-
-    #: ``e COMMAND`` commands ("" for a bare ``e`` or the ``s///e`` flag: the
-    #: pattern space runs, not known until then).
-    runs: list[str] = field(default_factory=list)
-    writes: list[str] = field(default_factory=list)  # ``w FILE``, ``W FILE``, ``s///w FILE``
-    reads: list[str] = field(default_factory=list)  # ``r FILE``, ``R FILE``
-
-
-class _Reader:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.at = 0
-
-    def peek(self) -> str:
-        return self.text[self.at] if self.at < len(self.text) else ""
-
-    def blanks(self) -> None:
-        while self.peek() in (" ", "\t"):
-            self.at += 1
-
-    def rest_of_line(self) -> str:
-        end = self.text.find("\n", self.at)
-        end = len(self.text) if end == -1 else end
-        found, self.at = self.text[self.at : end], end
-        return found
-
-    def delimited(self, delimiter: str) -> None:
-        """Skip to after the next unescaped ``delimiter`` (a regex, a replacement)."""
-        while self.at < len(self.text):
-            char = self.text[self.at]
-            self.at += 2 if char == "\\" else 1
-            if char == delimiter:
-                return
-
-    def address(self) -> bool:
-        char = self.peek()
-        if char.isdigit():
-            while self.peek().isdigit() or self.peek() == "~":
-                self.at += 1
-        elif char == "$":
-            self.at += 1
-        elif char in ("/", "\\"):
-            if char == "\\":
-                self.at += 1
-            delimiter = self.peek()
-            self.at += 1
-            self.delimited(delimiter)
-            while self.peek() in ("I", "M"):
-                self.at += 1
-        elif char in ("+", "~") and self.text[self.at + 1 : self.at + 2].isdigit():
-            self.at += 1
-            while self.peek().isdigit():
-                self.at += 1
-        else:
-            return False
-        return True
-
-    def text_argument(self) -> None:
-        """``a``/``i``/``c`` text: one line, or lines continued by a trailing backslash."""
-        self.blanks()
-        if self.text.startswith("\\\n", self.at):
-            self.at += 2
-        while self.at < len(self.text):
-            char = self.text[self.at]
-            if char == "\\":
-                self.at += 2
-                continue
-            self.at += 1
-            if char == "\n":
-                return
-
-
-def read_sed(script: str) -> SedScript:
-    """Every command of ``script`` that runs, writes or reads (see the module doc)."""
-    out = SedScript()
-    r = _Reader(script)
-    while r.at < len(script):
-        char = r.peek()
-        if char in " \t\n;{}!":
-            r.at += 1
-            continue
-        if char == "#":
-            r.rest_of_line()
-            continue
-        if r.address():
-            r.blanks()
-            if r.peek() == ",":
-                r.at += 1
-                r.blanks()
-                r.address()
-            continue  # the `!`, blanks and the command follow
-        r.at += 1
-        if char in _LINE_ARGUMENT:
-            r.blanks()
-            argument = r.rest_of_line().strip()
-            {"e": out.runs, "w": out.writes, "W": out.writes}.get(char, out.reads).append(argument)
-        elif char in _TEXT:
-            r.text_argument()
-        elif char in _LABEL:
-            while r.peek() not in ("", "\n", ";"):
-                r.at += 1
-        elif char in ("s", "y"):
-            _substitution(r, out, flags=char == "s")
-        elif char in _NUMBER_ARGUMENT:
-            r.blanks()
-            while r.peek().isdigit():
-                r.at += 1
-    out.writes = [name for name in out.writes if name]
-    return out
-
-
-def _substitution(r: _Reader, out: SedScript, *, flags: bool) -> None:
-    delimiter = r.peek()
-    if delimiter in ("", "\n", "\\"):
-        return
-    r.at += 1
-    r.delimited(delimiter)
-    r.delimited(delimiter)
-    while flags:
-        char = r.peek()
-        if char == "e":
-            out.runs.append("")
-        elif char == "w":
-            r.at += 1
-            r.blanks()
-            out.writes.append(r.rest_of_line().strip())
-            return
-        elif not char or not (char.isdigit() or char in "gpiImM"):
-            return
-        r.at += 1
 
 
 def in_place(*code: str) -> Callable[[Parsed], list[str]]:
@@ -275,6 +133,8 @@ def _sed(argv: Argv, parsed: Parsed, out: Reading) -> None:
     out.writes.extend(found.writes)
     if found.reads:
         out.finding(f"'{name}' script reads files (r, R)")
+    if found.unsure:
+        out.finding(f"'{name}' script may be read otherwise by sed ({found.unsure})")
 
 
 SED = Entry(

@@ -264,6 +264,12 @@ ENTRIES: tuple[Entry, ...] = (
             val("-u --unset", finding="unsets a variable of its command's environment"),
             val("-C --chdir", finding="runs its command in another directory", chdir=True),
             val("-S --split-string", finding="splits a string into its command line"),
+            # uutils env (and newer GNU): the name the command sees as argv[0], which
+            # a multi-call program (busybox) acts on; ``.env`` file settings; BSD's
+            # search path for the command. Each takes a word before the command.
+            val("-a --argv0", finding="runs its command under another name (argv[0])"),
+            val("-f --file", finding="sets its command's environment from a file"),
+            val("-P", finding="looks its command up in a search path of its choosing"),
             flag("-0 --null", inert=True),
             flag("-v --debug", inert=True),
         ),
