@@ -231,15 +231,15 @@ STAYS_ALLOWED = [
     "echo a#b",
     "grep -rn TODO src | head -20",
     "printf '%d' 'a[$(id)]'",
-    "git log --outp=x",
     "less -o log.txt f",
 ]
 
 
 @pytest.mark.parametrize("command", STAYS_ALLOWED)
 def test_plain_reads_stay_allowed(decide: Decide, command: str) -> None:
-    """Tried and harmless: git rejects ``--outp``, bash printf does not
-    evaluate ``%d`` operands as arithmetic, less logs (-o) only to a terminal."""
+    """Tried and harmless: bash printf does not evaluate ``%d`` operands as
+    arithmetic, less logs (-o) only to a terminal. (git rejects ``log --outp=x``,
+    but it is read as ``--output``, a write that asks: test_redteam_git.py.)"""
     assert decide(command) == "allow"
 
 

@@ -90,7 +90,6 @@ STILL_ALLOWED_IN_CI = [
     "cargo build --release", "go test ./...", "go test -run TestX ./...", "tox -e py311",
     "mypy src", "pytest -q", "pytest --junitxml=reports/junit.xml", "ruff check src",
     "ruff check --output-file=ruff.json src", "go build -o bin/app .", "git log --oneline",
-    "git log --output=log.txt",
 ]  # fmt: skip
 PROTECTED_WRITES = [
     "git log --output=/root/.bashrc",
@@ -113,6 +112,9 @@ OUTSIDE_OR_WIPING = [
     "git format-patch -o /etc HEAD~1",
     "git archive -o /srv/x.tar HEAD",
     "git bundle create /srv/repo.bundle HEAD",
+    # Text --format chooses (a Makefile, a conftest.py): a write like `> F`, in
+    # the workdir too (test_redteam_git.py).
+    "git log --output=log.txt",
 ]
 
 

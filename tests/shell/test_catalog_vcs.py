@@ -195,6 +195,22 @@ def test_output_indicators_are_no_output() -> None:
         ("git --no-pager log --output=x", "git log --output=x"),
         ("git -c a.b=c log", "git -ca.b=c log"),
         ("git tar czf x", "git tar czf x"),
+        # git-push(1): `+` on a refspec is --force for that ref, `:dst` is
+        # --delete dst, --mirror force-updates and deletes, --prune deletes.
+        ("git push origin +main", "git push -f origin main"),
+        ("git push origin main +HEAD:feat", "git push -f origin main HEAD:feat"),
+        ("git push -u origin +main", "git push -f -u origin main"),
+        ("git push origin :old", "git push -d origin old"),
+        ("git push origin +:old", "git push -d -f origin old"),
+        ("git push origin +:", "git push -f origin :"),
+        ("git push --delete origin old", "git push -d origin old"),
+        ("git push --mirror origin", "git push --mirror -d -f origin"),
+        ("git push --mirr origin", "git push --mirror -d -f origin"),
+        ("git push --prune origin", "git push --prune -d origin"),
+        ("git push origin :", "git push origin :"),
+        # A separate, conditional option keeps its own spelling (docs/policies.md).
+        ("git push --force-with-lease=main:abc origin main",
+         "git push --force-with-lease=main:abc origin main"),
     ],
 )  # fmt: skip
 def test_canonical_forms(command: str, canonical: str) -> None:
@@ -224,6 +240,9 @@ def test_a_subcommand_the_catalog_does_not_declare_keeps_its_words() -> None:
         ("git push --forc origin", "deny"),
         ("git --no-pager push --for origin", "deny"),
         ("git push --force-with-lease origin", "ask"),
+        ("git push origin +main", "deny"),
+        ("git push --mirror origin", "deny"),
+        ("git for-each-repo --config=a.b push -f origin", "deny"),
         ("git log --oneline", "allow"),
         ("git --no-pager log", "allow"),
         ("git --no-pager branch -D feat", "ask"),

@@ -7,6 +7,11 @@ A segment is denied when any of its ``writes`` is, or is inside, a protected pat
 * ``.git/hooks`` (and anything below) and ``.git/config`` of *any* repository, found
   by path components, so nested repositories and not-yet-existing hooks count, and
   a ``.git`` directory itself (moving it away and back is a rename of a hook's parent);
+  the rest of what git reads as configuration or code inside it: ``config.worktree``,
+  ``commondir``, ``remotes/``, ``rebase-merge/``, every submodule git dir under
+  ``modules/``, and each ``worktrees/ID`` with the same files inside (see
+  :func:`git_protected`). A bare repository is known by its contents, not its
+  name, so its ``config`` and ``hooks`` are not (docs/analysis.md);
 * in ``$HOME``: the user's git config (``.gitconfig``, ``.config/git/config``, and
   ``$XDG_CONFIG_HOME/git/config`` when set) — ``core.fsmonitor``, ``core.pager`` or
   an alias there runs in every later git command — and all of ``.ssh/``
@@ -66,19 +71,46 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
+#: Files of a git dir that git reads as configuration: ``config``;
+#: ``config.worktree`` (with ``extensions.worktreeConfig``); ``commondir``
+#: (names the directory whose ``config`` and ``hooks`` git then uses).
+_GIT_CONFIG_FILES = frozenset({"config", "config.worktree", "commondir"})
+
+
 def git_protected(path: str) -> str | None:
     """Which git-internal path ``path`` names, by its components (``None`` if none)."""
     parts = path.split("/")
     for i, part in enumerate(parts):
-        if part != ".git":
-            continue
-        rest = parts[i + 1 :]
-        if not rest:
-            return "git-dir"
-        if rest[0] == "hooks":
-            return "git-hooks"
-        if rest == ["config"]:
-            return "git-config"
+        if part == ".git":
+            why = _in_git_dir(parts[i + 1 :])
+            if why is not None:
+                return why
+    return None
+
+
+def _in_git_dir(rest: list[str]) -> str | None:
+    """What ``rest`` (components below a ``.git``) names that git reads as code.
+
+    ``hooks/`` runs; the configuration files above (any key may name a program);
+    ``remotes/NAME`` (legacy remotes: ``Push: +refs…`` force-pushes);
+    ``rebase-merge/`` (its todo's ``exec`` lines run on ``rebase --continue``);
+    all of ``modules/`` (each submodule's own git dir, its name may hold
+    slashes, so every path below may be one); ``worktrees/ID`` itself and, inside
+    it, the same as here (a worktree's own ``config.worktree``, ``commondir``).
+    """
+    if not rest:
+        return "git-dir"
+    head = rest[0]
+    if head == "hooks":
+        return "git-hooks"
+    if (len(rest) == 1 and head in _GIT_CONFIG_FILES) or head == "remotes":
+        return "git-config"
+    if head == "rebase-merge":
+        return "git-rebase-todo"
+    if head == "modules":
+        return "git-modules"
+    if head == "worktrees":
+        return "git-worktree" if len(rest) <= 2 else _in_git_dir(rest[2:])
     return None
 
 

@@ -102,8 +102,10 @@ class Entry:
     #: Operands spelled ``KEY=PATH`` whose path is resolved so (dd's ``if=``, ``of=``).
     path_keys: tuple[str, ...] = ()
     #: Files its options name are reports and build products (``pytest
-    #: --junitxml``, ``git log --output``): inside the workdir they need no
-    #: question. Any other tool's option write asks, as a surprising operand does.
+    #: --junitxml``, ``go build -o``): inside the workdir they need no question.
+    #: Any other tool's option write asks, as a surprising operand does; so does
+    #: a file whose text the command's options choose (``git log --format
+    #: --output``): that is no report but a write like ``> FILE``.
     reports: bool = False
     subcommands: Mapping[str, Entry] = field(default_factory=dict)
     hooks: tuple[Hook, ...] = ()

@@ -11,24 +11,44 @@ What runs: transport commands (``--upload-pack``, ``--receive-pack``, archive
 runs a program. What loads code or changes what later git commands run
 (``-c``, ``--config-env``, ``--exec-path=``, templates, ``git config`` of a key
 that names a program) is a finding, and so is pushing through plumbing
-(``send-pack``, ``subtree push``) that a ``git push`` rule never sees. Files
-written through options (``--output``, ``--work-tree``, ``checkout-index
---prefix``, ``credential-store --file``…) are write targets; so are operands a
-subcommand writes (``merge-file``'s first). The directories ``clone``, ``init``
-and ``worktree add`` create are outputs: fine inside the workdir, a question
-outside it, denied on a protected path. Relative targets under ``git -C DIR``
-are joined with DIR.
+(``send-pack``, ``subtree push``) that a ``git push`` rule never sees, and
+``maintenance register``/``start``/``unregister``/``stop`` (the user's global
+configuration, cron or systemd timers). Files written through options
+(``--output``, ``--work-tree``, ``checkout-index --prefix``,
+``credential-store --file``…) are write targets; so are operands a subcommand
+writes (``merge-file``'s first). What ``log``/``show``/``diff``/``format-patch``
+``--output``, ``archive -o`` and ``bundle create`` write is text the command
+chooses (``--format``, ``--prefix``, ref names): a write like a shell's ``>
+FILE``, a question wherever it lands (it can plant a ``Makefile`` or a
+``conftest.py``). The directories ``clone``, ``init`` and ``worktree add``
+create are outputs: fine inside the workdir, a question outside it, denied on a
+protected path. Relative targets under ``git -C DIR`` are joined with DIR.
+Forced pushes and deletions have one canonical spelling (``gitremote.py``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 
 from shellgate.shell.argv.canonical import operand_words, option_words
-from shellgate.shell.argv.engine import CLAP, OPTIONAL, POSIX, Dialect, Opt, Parsed
+from shellgate.shell.argv.engine import CLAP, GNU_PREFIX, OPTIONAL, POSIX, Dialect, Opt, Parsed
 from shellgate.shell.catalog.entry import Argv, Entry, Reading, aliases, flag, optional, val, values
-from shellgate.shell.catalog.gitconfig import CONFIG_FLAGS, command_line_config, config_hook
+from shellgate.shell.catalog.gitconfig import (
+    CONFIG_FLAGS,
+    FORCES_PUSHES,
+    GLOBAL_CONFIG,
+    command_line_config,
+    config_hook,
+)
+from shellgate.shell.catalog.gitremote import push_words, remote_mirror
+from shellgate.shell.catalog.gitwrites import (
+    bundle,
+    clone,
+    index_pack_writes,
+    init,
+    merge_file_writes,
+    worktree,
+)
 from shellgate.shell.catalog.read import add_program
 
 _CONFIG = "sets configuration that can make git run programs"
@@ -85,79 +105,44 @@ def _subtree(argv: Argv, parsed: Parsed, out: Reading) -> None:
         out.finding(f"'git {argv[0]} push' {_PUSHES}")
 
 
-def _repository_name(source: str) -> str:
-    """The directory ``git clone SOURCE`` creates (git's ``git_url_basename``)."""
-    name = source.rstrip("/ \t")
-    if name.endswith("/.git"):
-        name = name[: -len("/.git")].rstrip("/")
-    name = re.split(r"[/:]", name)[-1]
-    for suffix in (".git", ".bundle"):
-        name = name.removesuffix(suffix)
-    return name
+#: ``git maintenance VERB`` (git reads the verb at ``argv[1]`` only): what each changes.
+_MAINTENANCE = {
+    "register": GLOBAL_CONFIG,
+    "unregister": GLOBAL_CONFIG,
+    "start": f"{GLOBAL_CONFIG}, and installs cron or systemd timers that run git "
+             "in the background, outside the gate",
+    "stop": "removes the user's cron or systemd timers",
+}  # fmt: skip
 
 
-def _clone(argv: Argv, parsed: Parsed, out: Reading) -> None:
-    """``clone SRC [DEST]`` creates DEST (else SRC's basename, ``.git`` for a bare one)."""
-    del argv
-    words = parsed.words
-    if len(words) >= 2:
-        out.outputs.append(words[1])
-    elif words:
-        name = _repository_name(words[0])
-        if name and parsed.has("--bare", "--mirror"):
-            name += ".git"
-        if name not in ("", ".", ".."):
-            out.outputs.append(name)
+def _maintenance(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``register``/``start`` add the repository to ``maintenance.repo`` in the
+    user's global configuration (``--config-file F``: in F), as
+    ``git config --global`` would; ``start`` also installs the scheduler's jobs."""
+    del parsed
+    why = _MAINTENANCE.get(argv[1] if len(argv) > 1 else "")
+    if why:
+        out.finding(f"'git {argv[0]} {argv[1]}' {why}")
 
 
-def _init(argv: Argv, parsed: Parsed, out: Reading) -> None:
-    """``init DIR`` creates (or reinitialises) a repository in DIR."""
-    del argv
-    out.outputs.extend(parsed.words[:1])
-
-
-def _worktree(argv: Argv, parsed: Parsed, out: Reading) -> None:
-    """``worktree add PATH`` checks a tree out at PATH, ``move WT NEW`` moves one
-    there, ``remove WT`` deletes one."""
-    del argv
-    words = parsed.words
-    verb, rest = (words[0], words[1:]) if words else ("", [])
-    if verb == "add":
-        out.outputs.extend(rest[:1])
-    elif verb == "move":
-        out.outputs.extend(rest[1:2])
-    elif verb == "remove":
-        out.deleted.extend(rest[:1])
-
-
-def _merge_file_writes(parsed: Parsed) -> list[str]:
-    """``merge-file CURRENT BASE OTHER`` writes the merge into CURRENT."""
-    if parsed.has("-p", "--object-id"):
-        return []
-    return parsed.words[:1]
-
-
-def _index_pack_writes(parsed: Parsed) -> list[str]:
-    """``index-pack --stdin PACK`` writes PACK; without ``-o`` the index lands
-    beside the pack (``x.pack``: ``x.idx``)."""
-    pack = parsed.words[:1]
-    written = list(pack) if parsed.has("--stdin") else []
-    if not parsed.values("-o"):
-        written.extend(f"{name.removesuffix('.pack')}.idx" for name in pack)
-    return written
-
-
-def _bundle(argv: Argv, parsed: Parsed, out: Reading) -> None:
-    words = parsed.words
-    if words[:1] == ["create"] and len(words) > 1:
-        out.outputs.append(words[1])
-    del argv
+def _for_each_repo(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``for-each-repo --config=KEY ARGS…`` runs ``git -C REPO ARGS…`` for every
+    repository KEY lists: a git command of its own (a rule on ``git push --force``
+    meets it), run in directories not known here."""
+    rest = list(argv[parsed.end :])
+    if rest[:1] == ["--"]:
+        rest = rest[1:]
+    out.finding(f"'git {argv[0]}' runs git in each repository a configuration key lists")
+    if rest:
+        add_program(out, "git for-each-repo payload", ("git", *rest))
 
 
 # -- subcommands ------------------------------------------------------------------
 
 _UPLOAD_PACK = val("--upload-pack", runs="shell")
 _PAGER = Opt(("-O", "--open-files-in-pager"), OPTIONAL, runs="program")
+#: A file whose text the command's options choose (``--format``): written like
+#: a shell's ``> FILE`` (the walkers are no ``reports`` entry).
 _OUTPUT = val("--output", writes=True)
 #: Value options every diff and log walker takes (declared so values stay values).
 _REVISIONS = (
@@ -174,17 +159,17 @@ _REVISIONS = (
 )  # fmt: skip
 
 _SUBCOMMANDS = {
-    "log": Entry(("log",), CLAP, _REVISIONS, reports=True),
-    "show": Entry(("show",), CLAP, _REVISIONS, reports=True),
-    "diff": Entry(("diff",), CLAP, _REVISIONS, reports=True),
-    "whatchanged": Entry(("whatchanged",), CLAP, _REVISIONS, reports=True),
+    "log": Entry(("log",), CLAP, _REVISIONS),
+    "show": Entry(("show",), CLAP, _REVISIONS),
+    "diff": Entry(("diff",), CLAP, _REVISIONS),
+    "whatchanged": Entry(("whatchanged",), CLAP, _REVISIONS),
     "format-patch": Entry(("format-patch",), CLAP, (
         val("-o --output-directory", writes=True),
         *values("--subject-prefix --suffix --in-reply-to --to --cc --from --signature "
                 "--signature-file --base --interdiff --range-diff --reroll-count "
                 "--cover-from-description"),
         *_REVISIONS[1:],
-    ), reports=True),
+    )),
     # Commands that throw work away, which admins write deny rules for: their
     # options are declared so every spelling reaches one canonical form.
     "reset": Entry(("reset",), options=(
@@ -209,6 +194,9 @@ _SUBCOMMANDS = {
         flag("-f --force"),
         optional("--force-with-lease"),
         flag("--force-if-includes"),
+        flag("-d --delete"), flag("--mirror"), flag("--prune"), flag("--all"), flag("--tags"),
+        flag("-u --set-upstream"), flag("-n --dry-run"), flag("--atomic"),
+        flag("--follow-tags"), flag("--no-verify"),
         val("--receive-pack --exec", runs="shell"),
         val("-o --push-option"),
         val("--repo"),
@@ -217,7 +205,10 @@ _SUBCOMMANDS = {
         flag("-q --quiet", inert=True),
         flag("-v --verbose", inert=True),
         flag("--progress", inert=True),
-    )),
+    ), canonical_words=push_words),
+    "remote": Entry(("remote",), options=(
+        optional("--mirror"), *aliases("-t --track, -m --master"),
+    ), hooks=(remote_mirror,), canonical_drops_options=True, no_canonical=True),
     "send-pack": Entry(("send-pack",), options=(val("--receive-pack --exec", runs="shell"),),
                        finding=_PUSHES),
     "http-push": Entry(("http-push",), finding=_PUSHES),
@@ -248,22 +239,23 @@ _SUBCOMMANDS = {
         *aliases("-o --origin, -b --branch, --reference, --reference-if-able, --depth, "
                  "--shallow-since, --shallow-exclude, -j --jobs, --filter, --bundle-uri, "
                  "--server-option, --ref-format"),
-        flag("--bare"), flag("--mirror"), optional("--recurse-submodules"),
+        flag("--bare"), flag("--mirror", finding=FORCES_PUSHES),
+        optional("--recurse-submodules"),
         flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
-    ), hooks=(_clone,)),
+    ), hooks=(clone,)),
     "init": Entry(("init",), options=(
         val("--template", finding="copies hooks from a template directory"),
         val("--separate-git-dir", writes=True),
         *aliases("-b --initial-branch, --object-format, --ref-format"), optional("--shared"),
         flag("-q --quiet", inert=True),
-    ), hooks=(_init,)),
+    ), hooks=(init,)),
     "worktree": Entry(("worktree",), options=(
         *aliases("-b, -B, --reason, --expire"), flag("-q --quiet", inert=True),
-    ), hooks=(_worktree,)),
+    ), hooks=(worktree,)),
     "merge-file": Entry(("merge-file",), options=(
         flag("-p --stdout"), flag("--object-id"),
         *aliases("-L, --diff-algorithm"), optional("--marker-size"),
-    ), writes=_merge_file_writes),
+    ), writes=merge_file_writes),
     "credential-store": Entry(("credential-store",), options=(val("--file", writes=True),)),
     "credential-cache": Entry(("credential-cache",), options=(
         val("--socket", writes=True), val("--timeout"),
@@ -287,17 +279,25 @@ _SUBCOMMANDS = {
     "index-pack": Entry(("index-pack",), options=(
         val("-o", writes=True), flag("--stdin"),
         *values("--index-version --threads --max-input-size --object-format"),
-    ), writes=_index_pack_writes),
+    ), writes=index_pack_writes),
     "archive": Entry(("archive",), options=(
         val("-o --output", writes=True),
         val("--exec", runs="shell"),
         *values("--remote --prefix --format --add-file --add-virtual-file --mtime"),
-    ), reports=True),
-    "bundle": Entry(("bundle",), hooks=(_bundle,), reports=True),
+    )),
+    "bundle": Entry(("bundle",), hooks=(bundle,)),
+    "maintenance": Entry(("maintenance",), options=(
+        val("--config-file", writes=True), *values("--scheduler --task --schedule"),
+    ), hooks=(_maintenance,)),
+    "for-each-repo": Entry(("for-each-repo",), GNU_PREFIX, (val("--config"),),
+                           hooks=(_for_each_repo,), canonical_drops_options=True,
+                           no_canonical=True),
     # `git mv x .git/hooks/x` plants a hook: the destination is written, like mv's.
     "mv": Entry(("mv",), options=(
         flag("-f --force"), flag("-k"), flag("-n --dry-run"), flag("-v --verbose", inert=True),
     ), writes="last", obvious_writer=True),
+    # --prefix puts the index's files under it: what `git checkout` writes into
+    # the work tree anyway (an admin allowing git's checkouts allows that).
     "checkout-index": Entry(("checkout-index",), reports=True, options=(
         val("--prefix", writes=True), val("--stage"),
     )),
@@ -370,8 +370,9 @@ def _join(base: str, path: str) -> str:
 
 
 def _git(argv: Argv, parsed: Parsed, out: Reading) -> None:
-    """Writes the walkers would refuse as abbreviations (``--outp=F``) still count;
-    relative write targets land under ``git -C DIR``."""
+    """Writes the walkers would refuse as abbreviations (``--outp=F``) still count
+    (every subcommand that reads diff options takes ``--output``: ``range-diff``,
+    ``shortlog``…); relative write targets land under ``git -C DIR``."""
     if parsed.operands:
         sub_at = parsed.operands[0][0]
         words = argv[sub_at + 1 :]
@@ -381,8 +382,8 @@ def _git(argv: Argv, parsed: Parsed, out: Reading) -> None:
                 continue
             if any(full.startswith(name) for full in ("--output", "--output-directory")):
                 target = value if eq else (words[i + 1] if i + 1 < len(words) else "")
-                if target and target not in out.outputs:
-                    out.outputs.append(target)
+                if target and target not in out.outputs and target not in out.writes:
+                    out.writes.append(target)
     base = ""
     for directory in parsed.values("-C"):
         base = _join(base, directory)
@@ -415,8 +416,8 @@ ENTRIES: tuple[Entry, ...] = (
         subcommands=_Subcommands(_SUBCOMMANDS),
         # --work-tree and --git-dir move where git writes its tree or repository
         # (`--work-tree=.git/hooks checkout …` plants a hook): they ask, and
-        # protected paths deny them. What its subcommands write (log --output,
-        # checkout-index --prefix) are reports: no question inside the workdir.
+        # protected paths deny them. So do the files its subcommands write
+        # (log --output); checkout-index --prefix is a report (see the entry).
         hooks=(_git, command_line_config),
     ),
 )  # fmt: skip
