@@ -158,3 +158,37 @@ def assert_placeholder_or_missing(path: Path) -> None:
         assert not path.is_symlink(), path
         assert path.is_file(), path
         assert path.stat().st_size == 0, path
+
+
+async def test_config_worktree_cannot_be_planted_and_commondir_cannot_change(
+    box: Box,
+) -> None:
+    """``config.worktree`` is config under ``extensions.worktreeConfig``: it cannot
+    be created from the box (an empty placeholder, gone with it). An existing
+    ``commondir`` (a linked worktree's) stays as it is; a missing one gets no
+    placeholder, as git refuses an empty one (docs/sandbox.md)."""
+    subprocess.run(["git", "init", "-q", str(box.ws)], check=True)
+    (box.ws / ".git" / "commondir").write_text(".\n")
+    result = await box.run(
+        "printf '[core]\\n\\tfsmonitor = touch planted\\n' > .git/config.worktree; "
+        "echo ../evil > .git/commondir"
+    )
+    assert result.exit_code != 0
+    assert (await box.run("git status --short")).exit_code == 0
+    await box.close()
+    assert not (box.ws / ".git" / "config.worktree").exists()
+    assert (box.ws / ".git" / "commondir").read_text() == ".\n"
+
+
+def test_a_commondir_file_makes_git_read_another_config(tmp_path: Path) -> None:
+    """Why ``commondir`` is guarded: real git follows it to a foreign ``config``."""
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    other = tmp_path / "other"
+    subprocess.run(["git", "init", "-q", "--bare", str(other)], check=True)
+    subprocess.run(["git", "config", "--file", str(other / "config"), "sg.probe", "yes"],
+                   check=True)
+    (repo / ".git" / "commondir").write_text(f"{other}\n")
+    seen = subprocess.run(["git", "-C", str(repo), "config", "sg.probe"],
+                          capture_output=True, text=True, check=False)
+    assert seen.stdout.strip() == "yes"

@@ -55,7 +55,18 @@ from typing import Literal
 from shellgate.models import SandboxMode
 
 PathKind = Literal["dir", "file", "missing"]
-TargetKind = Literal["file", "dir", "gitdir", "bare"]
+TargetKind = Literal["file", "dir", "gitdir", "bare", "existing"]
+
+#: Files of a git dir that git reads as configuration besides ``config``, as
+#: target kinds: ``config.worktree`` (read under ``extensions.worktreeConfig``,
+#: which only ``config`` can turn on) gets an empty placeholder when missing, which
+#: git reads as an empty config; ``commondir`` (it names the directory whose
+#: ``config`` and ``hooks`` git then uses) is kept read-only while it exists, but
+#: a missing one gets no placeholder: git refuses an empty ``commondir``
+#: ("failed to read"), so a placeholder would break every repository. The
+#: analysis layer denies commands that write it (docs/sandbox.md).
+GIT_CONFIG_EXTRA: tuple[tuple[str, TargetKind], ...] = (
+    ("config.worktree", "file"), ("commondir", "existing"))
 GuardHow = Literal["pin", "ro", "null", "empty"]
 
 #: Start-up files guarded directly in every writable root. Each missing one costs a
@@ -129,6 +140,8 @@ def protected_targets(roots: Sequence[str], home: str, extra: Iterable[str] = ()
         out.append(Target(os.path.join(root, ".git"), "gitdir"))
         out.append(Target(os.path.join(root, ".git", "hooks"), "dir"))
         out.append(Target(os.path.join(root, ".git", "config"), "file"))
+        for name, git_kind in GIT_CONFIG_EXTRA:  # read as config too
+            out.append(Target(os.path.join(root, ".git", name), git_kind))
         out.append(Target(os.path.join(root, "HEAD"), "bare"))
         out.extend(Target(os.path.join(root, rc), "file") for rc in ROOT_RC_FILES)
     for rc in SHELL_RC_FILES:
@@ -185,6 +198,10 @@ def plan_guards(
         if target.kind == "bare":
             for guard in _bare_repo_guards(os.path.dirname(target.path), kind_of):
                 add(guard)
+            continue
+        if target.kind == "existing":
+            if kind_of(target.path) == "file":
+                add(Guard(target.path, "ro"))
             continue
         parts = target.path[len(root.rstrip("/")) + 1 :].split("/")
         current = root.rstrip("/")
