@@ -10,6 +10,7 @@ with proof of what bash really does.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -30,16 +31,17 @@ HOME = os.path.expanduser("~")
 Decide = Callable[[str], str]
 
 
-@pytest.fixture(scope="module")
-def decider() -> Decider:
+def decider_over(policy: str) -> Decider:
+    """The real decider over the policy set ``policy``, deciding from ``WORKSPACE``."""
     config = load_config(
-        None, policy={"paths": [POLICY]}, audit={"path": None}, executor={"workspace": WORKSPACE}
+        None, policy={"paths": [policy]}, audit={"path": None}, executor={"workspace": WORKSPACE}
     )
     return Decider(config)
 
 
-@pytest.fixture(scope="module")
-def decide(decider: Decider) -> Decide:
+def deciding(decider: Decider) -> Decide:
+    """``decide(command)``: the effect ``decider`` gives the agent's ``command``."""
+
     def run(command: str) -> str:
         call = CallInfo(
             tool="bash", command=command, subject="agent", tenant="default",
@@ -48,6 +50,23 @@ def decide(decider: Decider) -> Decide:
         return decider.decide(call).effect
 
     return run
+
+
+def decide_with_rules(directory: Path, rules: str) -> Decide:
+    """``decide`` over a set in ``directory`` holding ``rules`` (the default model)."""
+    shutil.copy(Path(POLICY) / "model.conf", directory / "model.conf")
+    (directory / "policy.csv").write_text(rules, encoding="utf-8")
+    return deciding(decider_over(str(directory)))
+
+
+@pytest.fixture(scope="module")
+def decider() -> Decider:
+    return decider_over(POLICY)
+
+
+@pytest.fixture(scope="module")
+def decide(decider: Decider) -> Decide:
+    return deciding(decider)
 
 
 #: Runs argv as a child subreaper and waits for every orphan it collects: what bash

@@ -13,39 +13,19 @@ shows the hidden effect.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from shellgate import load_config
-from shellgate.decider import Decider
-from shellgate.models import CallInfo
-from tests.redteam.conftest import POLICY, WORKSPACE, Decide, bash_runs
+from tests.redteam.conftest import Decide, bash_runs, decide_with_rules
 
 ALLOWED = ("ls", "git", "set", "unset", "getopts", "shopt", "wait", "true", "history")
 
 
 @pytest.fixture(scope="module")
 def decide(tmp_path_factory: pytest.TempPathFactory) -> Decide:
-    policy = tmp_path_factory.mktemp("builtins-policy")
-    shutil.copy(Path(POLICY) / "model.conf", policy / "model.conf")
-    rows = [f"p, agent, *, {name} *, allow" for name in ALLOWED]
-    (policy / "policy.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    config = load_config(
-        None, policy={"paths": [str(policy)]}, audit={"path": None},
-        executor={"workspace": WORKSPACE},
-    )  # fmt: skip
-    decider = Decider(config)
-
-    def run(command: str) -> str:
-        call = CallInfo(
-            tool="bash", command=command, subject="agent", tenant="default",
-            session="redteam", workdir=WORKSPACE, workspace=WORKSPACE,
-        )  # fmt: skip
-        return decider.decide(call).effect
-
-    return run
+    rows = "".join(f"p, agent, *, {name} *, allow\n" for name in ALLOWED)
+    return decide_with_rules(tmp_path_factory.mktemp("builtins-policy"), rows)
 
 
 CHANGES_WHAT_RUNS = [

@@ -14,17 +14,11 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from shellgate import load_config
-from shellgate.decider import Decider
-from shellgate.models import CallInfo
-from tests.redteam.conftest import _CONTAIN, REPO, WORKSPACE
-
-Decide = Callable[[str], str]
+from tests.redteam.conftest import _CONTAIN, Decide, decide_with_rules
 
 RULES = """\
 p, agent, *, git *, allow
@@ -39,23 +33,7 @@ needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 @pytest.fixture(scope="module")
 def decide(tmp_path_factory: pytest.TempPathFactory) -> Decide:
-    policy = tmp_path_factory.mktemp("gitpol")
-    shutil.copy(REPO / "policies" / "default" / "model.conf", policy / "model.conf")
-    (policy / "policy.csv").write_text(RULES)
-    config = load_config(
-        None, policy={"paths": [str(policy)]}, audit={"path": None},
-        executor={"workspace": WORKSPACE},
-    )  # fmt: skip
-    decider = Decider(config)
-
-    def run(command: str) -> str:
-        call = CallInfo(
-            tool="bash", command=command, subject="agent", tenant="default",
-            session="redteam", workdir=WORKSPACE, workspace=WORKSPACE,
-        )  # fmt: skip
-        return decider.decide(call).effect
-
-    return run
+    return decide_with_rules(tmp_path_factory.mktemp("gitpol"), RULES)
 
 
 def git_runs(script: str, tmp_path: Path) -> bool:
