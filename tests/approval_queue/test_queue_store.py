@@ -70,6 +70,16 @@ def test_submit_records_who_what_why_and_which_rule(store_url: str) -> None:
         assert ApprovalQueue(db2).get(row.id) == row
 
 
+def test_asks_made_in_one_clock_tick_keep_their_order(store_url: str) -> None:
+    """SQLite's clock ticks in milliseconds, so quick asks share a ``created_at``;
+    they still list in the order they were made (random ids must not decide)."""
+    with Database(store_url) as db:
+        queue = ApprovalQueue(db)
+        made = [submit(queue, description=f"ask {n}").id for n in range(40)]
+        assert [r.id for r in queue.pending()] == made  # oldest first
+        assert [r.id for r in queue.recent(limit=40)] == made[::-1]  # newest first
+
+
 def test_answer_approve_and_deny(store_url: str) -> None:
     with Database(store_url) as db:
         queue = ApprovalQueue(db)

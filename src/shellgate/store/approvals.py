@@ -55,6 +55,11 @@ _NOW: dict[Dialect, str] = {
     "postgresql": "CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)",
 }
 
+#: What orders rows made at the same instant: SQLite's clock ticks in
+#: milliseconds, so two asks can share one; its rowid follows insertion (rows are
+#: never deleted). PostgreSQL's clock has microseconds, and the id is a tie-break.
+_SAME_TIME: dict[Dialect, str] = {"sqlite": "rowid", "postgresql": "id"}
+
 _COLUMNS = (
     "id", "status", "created_at", "expires_at", "answered_at", "person", "message",
     "subject", "tenant", "session", "host", "command", "workdir", "reason", "rule",
@@ -186,6 +191,7 @@ class ApprovalQueue:
         self._ready = False
         self._now = _NOW[db.dialect]
         self._select = f"SELECT {', '.join(_COLUMNS)} FROM {TABLE}"
+        self._then = _SAME_TIME[db.dialect]
 
     @property
     def display(self) -> str:
@@ -264,7 +270,7 @@ class ApprovalQueue:
         with self.db.transaction() as tx:
             self._expire_stale(tx)
             rows = tx.execute(
-                f"{self._select} WHERE status = 'pending' ORDER BY created_at, id"
+                f"{self._select} WHERE status = 'pending' ORDER BY created_at, {self._then}"
             )
         return [_row(r) for r in rows]
 
@@ -276,7 +282,8 @@ class ApprovalQueue:
         with self.db.transaction() as tx:
             self._expire_stale(tx)
             rows = tx.execute(
-                f"{self._select} ORDER BY created_at DESC, id LIMIT ?", (int(limit),)
+                f"{self._select} ORDER BY created_at DESC, {self._then} DESC LIMIT ?",
+                (int(limit),),
             )
         return [_row(r) for r in rows]
 
