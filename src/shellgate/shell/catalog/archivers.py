@@ -1,4 +1,4 @@
-"""Catalog family: archivers and copiers (tar, rsync).
+"""Catalog family: archivers and copiers (tar, zip, unzip, rsync).
 
 tar creates the file it is given (``-f``) and extracts into ``-C DIR`` or the
 current directory: both are operand-like writes (an archive's members can land
@@ -11,6 +11,14 @@ unless ``--force-local``: tar runs ``rsh HOST [-l USER] /usr/sbin/rmt`` (or the
 ``--rsh-command`` program), a segment of its own and a finding. rsync writes its last
 operand when that is local; ``-e``/``--rsh`` is a program (split into words),
 ``--rsync-path`` a shell string (run on the remote side; read here anyway).
+rsync's ``--backup-dir``, ``--partial-dir`` and ``-T``/``--temp-dir`` are
+writes of that directory (a relative one also below DEST, where rsync puts
+it); ``--suffix`` names the backup DEST+SUFFIX, a finding; ``--daemon`` runs a
+daemon whose configuration runs commands (``pre-xfer exec``), a finding.
+zip writes its archive (its first operand); ``-TT``/``--unzip-command`` is a
+shell string it runs to test the archive. unzip extracts into ``-d DIR`` or
+the current directory, a write like tar's extraction; listing, testing and
+printing (``-l -t -v -z -p -c -Z``) write nothing.
 """
 
 from __future__ import annotations
@@ -116,7 +124,16 @@ def _rsync_writes(parsed: Parsed) -> list[str]:
 
 def _rsync(argv: Argv, parsed: Parsed, out: Reading) -> None:
     """``--remove-source-files`` deletes the (local) sources it sent; ``--delete``
-    and its kin delete from DEST what the sources lack."""
+    and its kin delete from DEST what the sources lack; the backup, partial and
+    temp directories are written (a relative one is relative to DEST too)."""
+    dest = parsed.words[-1] if len(parsed.words) >= 2 else ""
+    local = bool(dest) and not _REMOTE.match(dest)
+    for directory in parsed.values("--backup-dir", "--partial-dir", "-T"):
+        out.writes.append(directory)
+        if local and not directory.startswith("/"):
+            out.writes.append(dest.rstrip("/") + "/" + directory)
+    if parsed.values("--suffix"):
+        out.finding(f"'{argv[0]} --suffix' names backups DEST+SUFFIX (files it writes)")
     if parsed.has("--remove-source-files"):
         out.deleted.extend(a for a in parsed.words[:-1] if not _REMOTE.match(a))
     operands = parsed.words
@@ -126,6 +143,35 @@ def _rsync(argv: Argv, parsed: Parsed, out: Reading) -> None:
             out.finding(f"'{argv[0]} --delete' deletes files on the remote side ({dest[:40]})")
         else:
             out.deleted.append(dest)
+
+
+def _zip(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``-TT CMD``/``--unzip-command CMD`` (glued, after ``=``, or the next word;
+    any long prefix of it, and ``TT`` inside a bundle): zip runs CMD through the
+    shell to test the archive. Read from the raw words: zip's own option parser
+    is no getopt, so this over-reads rather than miss one."""
+    del parsed
+    for at, word in enumerate(argv[1:], start=1):
+        if word.startswith("--unz") and "--unzip-command".startswith(word.split("=", 1)[0]):
+            glued = word.partition("=")[2] if "=" in word else None
+        elif word.startswith("-") and not word.startswith("--") and "TT" in word:
+            glued = word[word.index("TT") + 2 :].removeprefix("=") or None
+        else:
+            continue
+        command = glued if glued is not None else (argv[at + 1] if at + 1 < len(argv) else "")
+        out.finding(f"'{argv[0]} {word[:40]}' runs a shell command to test the archive")
+        if command:
+            out.payloads.append((f"{argv[0]} --unzip-command payload", command))
+
+
+#: unzip's modes that list, test or print members and extract nothing.
+_UNZIP_READS = ("-l", "-t", "-v", "-z", "-p", "-c", "-Z")
+
+
+def _unzip_writes(parsed: Parsed) -> list[str]:
+    if parsed.has(*_UNZIP_READS):
+        return []
+    return parsed.values("-d") or ["."]
 
 
 ENTRIES: tuple[Entry, ...] = (
@@ -164,6 +210,26 @@ ENTRIES: tuple[Entry, ...] = (
         respell=_tar_respell,
     ),
     Entry(
+        ("zip",),
+        options=(
+            val("-b --temp-path"), val("-O --output-file", writes=True),
+            val("--logfile-path", writes=True), val("-n --suffixes"), val("-t --from-date"),
+            flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
+        ),
+        writes=lambda parsed: parsed.words[:1],
+        obvious_writer=True,
+        no_canonical=True,
+        hooks=(_zip,),
+    ),
+    Entry(
+        ("unzip",),
+        options=(
+            val("-d"), flag("-l"), flag("-t"), flag("-v"), flag("-z"), flag("-p"), flag("-c"),
+            flag("-Z"), val("-P"), flag("-o"), flag("-n"), flag("-q", inert=True),
+        ),
+        writes=_unzip_writes,
+    ),
+    Entry(
         ("rsync",),
         options=(
             val("-e --rsh", runs="words"),
@@ -171,6 +237,8 @@ ENTRIES: tuple[Entry, ...] = (
             val("--log-file", writes=True),
             val("--write-batch --only-write-batch", writes=True),
             flag("--partial"), flag("-b --backup"), flag("--remove-source-files"),
+            flag("--daemon", finding="runs an rsync daemon (its configuration runs commands)"),
+            val("--config"),
             flag("-R --relative"), *(flag(name) for name in _RSYNC_DELETES),
             flag("-v --verbose", inert=True), flag("--progress", inert=True),
             *aliases("-f --filter, --exclude, --include, --exclude-from, --include-from, "

@@ -4,6 +4,10 @@ Two kinds of entries. Writers (``cp``, ``rm``, ``chmod``, ``dd``…) write their
 operands; for most that is their whole purpose (``obvious_writer``: an admin who
 allows ``touch *`` knows it writes), while ``sort -o``, ``uniq IN OUT``, ``file
 -C`` and ``tree -o`` write through a side door, so those writes are also a finding.
+cp, mv, ln and install ``-S``/``--suffix`` name the backup DEST+SUFFIX (``cp -b
+-S onfig new .git/c`` makes ``.git/config``): a finding. patch writes the files
+its diff names (from stdin or ``-i``), unseen here: always a finding; ``-o``,
+``-r`` and ``-d`` name what it writes, so protected paths see them.
 Read-only tools policies allow by name (``sort``, ``rg``, ``less``, ``man``,
 ``grep``, ``head``…) declare their value options, so the canonical form reads
 their values right, and the options that run a program (``sort
@@ -35,7 +39,11 @@ _MODE = re.compile(r"[0-7]{1,4}|[ugoa]*[-+=][rwxXstugo]*(,[ugoa]*[-+=][rwxXstugo
 
 _VERBOSE = flag("-v --verbose", inert=True)
 _TARGET = val("-t --target-directory")
-_BACKUP = (flag("-b"), optional("--backup"), val("-S --suffix"))
+#: ``-S SUF``: the backup of DEST is DEST+SUF, a file the analysis does not list.
+_BACKUP = (
+    flag("-b"), optional("--backup"),
+    val("-S --suffix", finding="names backups DEST+SUFFIX (files it writes unseen)"),
+)  # fmt: skip
 _CONTEXT = (flag("-Z"), optional("--context"))
 #: chmod, chown, chgrp: the tree walk and its root guard.
 _RECURSIVE = (
@@ -295,6 +303,24 @@ ENTRIES: tuple[Entry, ...] = (
         (*letters("LPIoHT"), *values("--charset --filelimit --timefmt --sort --gitfile "
                                      "--infofile --hintro --houtro")),
         hooks=(_tree,),
+    ),
+    Entry(
+        ("patch",),
+        options=(
+            val("-o --output", writes=True), val("-r --reject-file", writes=True),
+            # every file the patch names lands below DIR
+            val("-d --directory", writes=True, chdir=True),
+            val("-i --input"), val("-p --strip"), val("-B --prefix"), val("-Y --basename-prefix"),
+            val("-z --suffix"), val("-D --ifdef"), val("-F --fuzz"), val("-V --version-control"),
+            val("-g --get"), val("-x --debug"), val("--quoting-style"), val("--read-only"),
+            val("--reject-format"), optional("--merge"), flag("--dry-run"),
+            flag("-b --backup"), flag("-E --remove-empty-files"), flag("-f --force"),
+            flag("-N --forward"), flag("-R --reverse"), flag("-t --batch"),
+            flag("-s --silent --quiet", inert=True), flag("--verbose", inert=True),
+        ),
+        writes=lambda parsed: parsed.words[:1],  # patch [OPTIONS] [ORIGFILE [PATCHFILE]]
+        obvious_writer=True,
+        finding="writes the files named in its patch, which the analysis cannot see",
     ),
     *VIEWERS,
 )  # fmt: skip

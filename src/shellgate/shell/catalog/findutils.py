@@ -21,6 +21,7 @@ from shellgate.shell.catalog.entry import (
     val,
     values,
 )
+from shellgate.shell.catalog.environment import check_variable_name
 from shellgate.shell.catalog.read import add_program, basename, read
 from shellgate.shell.catalog.registry import lookup
 
@@ -75,7 +76,10 @@ def _find(argv: Argv, parsed: Parsed, out: Reading) -> None:
 
 
 def _xargs(argv: Argv, parsed: Parsed, out: Reading) -> None:
-    """``xargs -I R CMD``: a command word holding R is filled in from the input."""
+    """``xargs -I R CMD``: a command word holding R is filled in from the input;
+    ``--process-slot-var NAME`` sets NAME in every child (``PATH`` would steer it)."""
+    for name in parsed.values("--process-slot-var"):
+        check_variable_name(name, f"{argv[0]} --process-slot-var", out)
     replace = [*parsed.values("-I"), *(h.value or "{}" for h in parsed.hits if h.name == "-i")]
     head = argv[parsed.end : parsed.end + 1]
     if head and any(r and r in head[0] for r in replace):

@@ -7,8 +7,13 @@ Options that load more options (``curl -K``, ``wget --config``/``-e``) are
 findings. ssh reads options before the host and again after it (up to the
 remote command); ``-o ProxyCommand=…``/``LocalCommand`` are shell strings it
 runs locally, ``-F`` a config file (whose ProxyCommand it would run too), and
-``-I``/``PKCS11Provider`` a library it loads. scp ``-S`` and sftp ``-S`` are
-the program run in place of ssh.
+``-I``/``PKCS11Provider`` a library it loads. ``-J``/``ProxyJump`` is a
+finding: ssh before 9.6 turns the jump host into a ProxyCommand run by
+``$SHELL -c`` (a host spelled with shell syntax is read as that command too).
+scp ``-S`` and sftp ``-S`` are the program run in place of ssh. ssh-keygen
+``-D``/``-w``/``-O provider=`` load a library (code) of its choosing; ``-f FILE``
+is written (and FILE.pub) unless it only reads keys (``-l -B -y -e -i -F -Q``),
+so protected paths see ``-f ~/.bashrc``; ``-O write-attestation=FILE`` writes FILE.
 """
 
 from __future__ import annotations
@@ -51,6 +56,9 @@ def _wget_writes(parsed: Parsed) -> list[str]:
 _SSH_SHELL_KEYS = frozenset({"proxycommand", "localcommand", "knownhostscommand"})
 _SSH_LOADS = frozenset({"pkcs11provider", "securitykeyprovider", "include"})
 _SSH_WRITES = frozenset({"userknownhostsfile"})
+#: Characters that make a jump host a shell command once ssh < 9.6 pastes it
+#: into the ProxyCommand it runs through ``$SHELL -c``.
+_SHELL_SYNTAX = re.compile(r"[\s|&;<>()$`\\'\"*?\[\]{}~#!]")
 
 
 def _ssh_options(argv: Argv, parsed: Parsed, out: Reading) -> None:
@@ -63,6 +71,20 @@ def _ssh_options(argv: Argv, parsed: Parsed, out: Reading) -> None:
             out.finding(f"'{argv[0]} -o {key}' loads code or configuration of its choosing")
         elif key in _SSH_WRITES and value:
             out.outputs.extend(value.split())
+        elif key == "proxyjump":
+            _jump(argv[0], f"-o {key}", value, out)
+    for host in parsed.values("-J"):
+        _jump(argv[0], "-J", host, out)
+
+
+def _jump(name: str, spelled: str, host: str, out: Reading) -> None:
+    """ssh < 9.6 runs a jump host as a ProxyCommand through the shell."""
+    out.finding(
+        f"'{name} {spelled}' names a jump host that ssh before 9.6 runs through the shell"
+        " (as a ProxyCommand)"
+    )
+    if host and _SHELL_SYNTAX.search(host):
+        out.payloads.append((f"{name} {spelled} command", host))
 
 
 def _ssh_setting(setting: str) -> tuple[str, str]:
@@ -82,6 +104,23 @@ def _ssh_after_host(argv: Argv, parsed: Parsed, out: Reading) -> None:
 def _scp_writes(parsed: Parsed) -> list[str]:
     operands = parsed.words
     return [a for a in operands[-1:] if len(operands) >= 2 and not _REMOTE.match(a)]
+
+
+#: ssh-keygen modes that only read ``-f FILE`` (fingerprint, bubblebabble, print
+#: the public key, export, import, find a host, query a KRL).
+_KEYGEN_READS = ("-l", "-B", "-y", "-e", "-i", "-F", "-Q")
+
+
+def _ssh_keygen(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    for option in parsed.values("-O"):
+        key, _, value = option.partition("=")
+        if key.lower() == "provider":
+            out.finding(f"'{argv[0]} -O {option[:40]}' loads a library (code) of its choosing")
+        elif key.lower() == "write-attestation" and value:
+            out.writes.append(value)
+    if not parsed.has(*_KEYGEN_READS):
+        for key_file in parsed.values("-f"):
+            out.writes.extend((key_file, key_file + ".pub"))
 
 
 _SSH_COMMON = (
@@ -177,5 +216,16 @@ ENTRIES: tuple[Entry, ...] = (
             *letters("BRsX"),
         ),
         hooks=(_ssh_options,),
+    ),
+    Entry(
+        ("ssh-keygen",),
+        POSIX,
+        (
+            val("-D", finding="loads a PKCS#11 library (code) of its choosing"),
+            val("-w", finding="loads a security key provider library (code) of its choosing"),
+            *letters("abCEfFIJjMmNnOPrRstVYZz"),
+        ),
+        obvious_writer=True,
+        hooks=(_ssh_keygen,),
     ),
 )  # fmt: skip
