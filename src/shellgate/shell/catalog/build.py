@@ -226,6 +226,17 @@ _MYPY_REPORTS = ("--junit-xml", "--cache-dir", "--html-report", "--txt-report",
                  "--status-file", "--log-file")  # fmt: skip
 _NPM_SCRIPTS = "changes what npm scripts run"
 
+
+def _npm_call(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``npm exec -c CMD`` (``-cCMD``): ``-c`` is npm's shorthand for ``--call``,
+    a shell string; every such word is read as one (a payload only adds checks)."""
+    del parsed
+    for i, word in enumerate(argv[1:], 1):
+        if word == "-c" and i + 1 < len(argv):
+            out.payloads.append(("npm -c", argv[i + 1]))
+        elif word.startswith("-c") and len(word) > 2:
+            out.payloads.append(("npm -c", word[2:]))
+
 #: pip's general options: the subcommand follows (`pip -q install x`); options
 #: that change nothing a rule cares about are inert, so rules meet `pip install`.
 _PIP = Entry(
@@ -379,5 +390,5 @@ ENTRIES: tuple[Entry, ...] = (
             *values("--registry --workspace --tag --loglevel --otp --scope --omit "
                     "--include --access --before"),
         ),
-        through_double_dash=True, reports=True),
+        hooks=(_npm_call,), through_double_dash=True, reports=True),
 )  # fmt: skip
