@@ -21,8 +21,19 @@ from __future__ import annotations
 import os
 import re
 
-from shellgate.shell.argv.engine import CLAP, GNU_PREFIX, NOPT, POSIX, Dialect, Parsed
-from shellgate.shell.catalog.entry import Argv, Entry, Reading, aliases, flag, optional, val, values
+from shellgate.shell.argv.engine import CLAP, GNU, GNU_PREFIX, NOPT, POSIX, Dialect, Parsed
+from shellgate.shell.catalog.entry import (
+    Argv,
+    Entry,
+    Reading,
+    Runs,
+    aliases,
+    flag,
+    optional,
+    val,
+    values,
+)
+from shellgate.shell.catalog.environment import is_sensitive_name
 from shellgate.shell.catalog.read import add_program, split_words
 
 #: The go command reads flags up to the packages, but ``go test`` reads test
@@ -35,6 +46,12 @@ _STDIN_NAMES = re.compile(r"-|/dev/(stdin|fd/\d+)|/proc/(self|thread-self|\d+)/f
 #: are read (MAKEFILES: extra makefiles, read even when set on the command line).
 _MAKE_RUNNERS = frozenset({"SHELL", ".SHELLFLAGS", "MAKESHELL", "MAKE", "MAKEFLAGS", "MFLAGS",
                            "GNUMAKEFLAGS", "MAKEFILES", "MAKEOVERRIDES"})  # fmt: skip
+#: make variables naming a program its built-in rules (and most makefiles) run:
+#: the value is a program of its own (``make CC=./evil``).
+_MAKE_PROGRAMS = frozenset({"CC", "CXX", "CPP", "LD", "AR", "AS", "FC", "PC", "RANLIB",
+                            "STRIP", "OBJCOPY", "OBJDUMP", "NM", "LEX", "YACC", "M4",
+                            "INSTALL", "PYTHON", "PERL", "RM", "CO", "GET", "MAKEINFO", "TEX",
+                            "LINT", "HOSTCC", "CROSS_COMPILE"})  # fmt: skip
 #: A command-line variable value that cannot become shell syntax in a recipe
 #: (`CC='sh -c "…" x'` can: a blank, a quote, `$` or a backslash is enough).
 _PLAIN_VALUE = re.compile(r"[A-Za-z0-9_.,/:+@%=~-]*")
@@ -48,12 +65,19 @@ def from_stdin(path: str) -> bool:
 
 
 def _make(argv: Argv, parsed: Parsed, out: Reading) -> None:
-    """Command-line variables that change how recipes run (or run at once: ``X!=cmd``)."""
+    """Command-line variables that change how recipes run (or run at once: ``X!=cmd``).
+
+    make exports command-line variables to every recipe's environment: a
+    sensitive name (``PATH``, ``LD_PRELOAD``…) changes what recipes run; a
+    program variable (``CC=PROG``) is a program of its own."""
     for word in parsed.words:
         name, eq, value = word.partition("=")
-        runs = name.endswith("!") or name.strip(" :+?!") in _MAKE_RUNNERS
+        bare = name.strip(" :+?!")
+        runs = name.endswith("!") or bare in _MAKE_RUNNERS or is_sensitive_name(bare)
         if eq and (runs or not _PLAIN_VALUE.fullmatch(value)):
             out.finding(f"'{argv[0]} {word[:40]}' sets a variable that can change what recipes run")
+        elif eq and bare in _MAKE_PROGRAMS and value:
+            add_program(out, f"{argv[0]} {bare}= program", split_words(value))
 
 
 # -- go ---------------------------------------------------------------------------
@@ -225,36 +249,77 @@ _MYPY_REPORTS = ("--junit-xml", "--cache-dir", "--html-report", "--txt-report",
                  "--memory-xml-report", "--xslt-html-report", "--xslt-txt-report",
                  "--status-file", "--log-file")  # fmt: skip
 _NPM_SCRIPTS = "changes what npm scripts run"
+_NPM_PACKAGE = "installs a package whose programs run (first on PATH)"
 
-
+_NPM_OPTIONS = (
+    val("--script-shell", runs="program", finding=_NPM_SCRIPTS),
+    *(val(name, finding=_NPM_SCRIPTS)
+      for name in ("--node-options", "--userconfig", "--globalconfig")),
+    # -c is npm's short spelling of --call (nopt shorthands).
+    val("-c --call", runs="shell"),
+    # Flags that are prefixes of value options: declared, so `--global`
+    # is not read as `--globalconfig=NEXT`.
+    *(flag(name) for name in ("--global", "--save", "--silent", "--force")),
+    *(val(name, writes=True) for name in ("--cache", "--logs-dir", "--prefix")),
+    *values("--registry --workspace --tag --loglevel --otp --scope --omit "
+            "--include --access --before --location"),
+)  # fmt: skip
 def _npm_call(argv: Argv, parsed: Parsed, out: Reading) -> None:
-    """``npm exec -c CMD`` (``-cCMD``): ``-c`` is npm's shorthand for ``--call``,
-    a shell string; every such word is read as one (a payload only adds checks)."""
+    """``-cCMD`` glued: nopt reads it as ``--call CMD`` too; every such word is a
+    shell string (a payload only adds checks)."""
     del parsed
-    for i, word in enumerate(argv[1:], 1):
-        if word == "-c" and i + 1 < len(argv):
-            out.payloads.append(("npm -c", argv[i + 1]))
-        elif word.startswith("-c") and len(word) > 2:
+    for word in argv[1:]:
+        if word.startswith("-c") and len(word) > 2 and word[2] != "=":
             out.payloads.append(("npm -c", word[2:]))
+
+
+#: ``npm exec``/``npm x``/``npx``: the first operand (or what follows ``--``)
+#: is a program npm runs (from the project's bins, a package, or PATH).
+_NPM_EXEC = Entry(("npx",), Dialect("nopt-prefix", permute=False, any_dashes=True),
+                  (*_NPM_OPTIONS, val("-p --package", finding=_NPM_PACKAGE)), runs=Runs(),
+                  hooks=(_npm_call,),
+                  through_double_dash=True, reports=True)
+_NPM_CONFIG_READS = frozenset({"get", "list", "ls"})
+
+
+def _npm_config(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``npm config set|edit|delete|fix``: its config names programs npm runs
+    (script-shell, node-options, shell, editor, git, browser, onload-script…)."""
+    verb = parsed.words[0] if parsed.words else ""
+    if verb not in _NPM_CONFIG_READS:
+        out.finding(f"'npm {argv[0]} {verb[:20]}' {_NPM_CONFIG}")
+
+
+_NPM_CONFIG = "changes npm's configuration (it names programs npm runs)"
+_NPM_CONFIG_ENTRY = Entry(("npm-config",), NOPT, _NPM_OPTIONS, hooks=(_npm_config,),
+                          through_double_dash=True, reports=True)
+_NPM_SET = Entry(("npm-set",), NOPT, _NPM_OPTIONS, finding=_NPM_CONFIG,
+                 through_double_dash=True, reports=True)
+#: npm takes a command's unique prefix too (`npm exe`, `npm conf`).
+_NPM_SUBCOMMANDS = {**dict.fromkeys(("exec", "exe", "x"), _NPM_EXEC),
+                    **dict.fromkeys(("config", "confi", "conf", "con", "c"), _NPM_CONFIG_ENTRY),
+                    "set": _NPM_SET}  # fmt: skip
 
 #: pip's general options: the subcommand follows (`pip -q install x`); options
 #: that change nothing a rule cares about are inert, so rules meet `pip install`.
-_PIP = Entry(
-    ("pip", "pip3"),
-    GNU_PREFIX,
-    canonical_name="pip",
-    options=(
-        *(flag(name, inert=True) for name in (
-            "-v --verbose", "-q --quiet", "--isolated", "--no-cache-dir", "--no-color",
-            "--no-input", "--disable-pip-version-check", "--require-virtualenv",
-            "--no-python-version-warning")),
-        *(val(name, inert=True) for name in (
-            "--proxy", "--retries", "--timeout", "--exists-action", "--trusted-host",
-            "--cert", "--client-cert", "--cache-dir", "--use-feature", "--use-deprecated")),
-        val("--log --log-file", writes=True),
-        val("--python", runs="program"),
-    ),
-)
+#: Every subcommand takes them too (`pip list --log=F`): it reads them again.
+_PIP_OPTIONS = (
+    *(flag(name, inert=True) for name in (
+        "-v --verbose", "-q --quiet", "--isolated", "--no-cache-dir", "--no-color",
+        "--no-input", "--disable-pip-version-check", "--require-virtualenv",
+        "--no-python-version-warning")),
+    *(val(name, inert=True) for name in (
+        "--proxy", "--retries", "--timeout", "--exists-action", "--trusted-host",
+        "--cert", "--client-cert", "--cache-dir", "--use-feature", "--use-deprecated")),
+    val("--log --log-file", writes=True),
+    val("--python", runs="program"),
+)  # fmt: skip
+_PIP_COMMAND = Entry(("pip-command",), GNU, _PIP_OPTIONS)
+_PIP_SUBCOMMANDS = ("install", "download", "uninstall", "freeze", "inspect", "list", "show",
+                    "check", "config", "search", "cache", "index", "wheel", "hash",
+                    "completion", "debug", "help", "lock")  # fmt: skip
+_PIP = Entry(("pip", "pip3"), GNU_PREFIX, _PIP_OPTIONS, canonical_name="pip",
+             subcommands=dict.fromkeys(_PIP_SUBCOMMANDS, _PIP_COMMAND))
 PATTERNS = ((r"pip\d+(?:\.\d+)*", _PIP),)
 
 ENTRIES: tuple[Entry, ...] = (
@@ -299,6 +364,7 @@ ENTRIES: tuple[Entry, ...] = (
             *(val(name, finding="changes where its credentials go") for name in (
                 "-s --server", "--token", "--as", "--as-group", "--as-uid")),
             flag("--insecure-skip-tls-verify", finding="changes where its credentials go"),
+            val("--profile-output", writes=True), val("--profile"),
             *aliases("--context, --cluster, --user, -n --namespace, --certificate-authority, "
                      "--client-certificate, --client-key, --request-timeout, "
                      "--tls-server-name, --cache-dir, -v, -o --output, -l --selector, -L "
@@ -375,20 +441,7 @@ ENTRIES: tuple[Entry, ...] = (
                     "--range"),
         ),
         through_double_dash=True, reports=True),
-    Entry(
-        ("npm",),
-        NOPT,
-        options=(
-            val("--script-shell", runs="program", finding=_NPM_SCRIPTS),
-            *(val(name, finding=_NPM_SCRIPTS)
-              for name in ("--node-options", "--userconfig", "--globalconfig")),
-            val("--call", runs="shell"),
-            # Flags that are prefixes of value options: declared, so `--global`
-            # is not read as `--globalconfig=NEXT`.
-            *(flag(name) for name in ("--global", "--save", "--silent", "--force")),
-            *(val(name, writes=True) for name in ("--cache", "--logs-dir", "--prefix")),
-            *values("--registry --workspace --tag --loglevel --otp --scope --omit "
-                    "--include --access --before"),
-        ),
-        hooks=(_npm_call,), through_double_dash=True, reports=True),
+    Entry(("npm",), NOPT, _NPM_OPTIONS, subcommands=_NPM_SUBCOMMANDS,
+          through_double_dash=True, reports=True),
+    _NPM_EXEC,
 )  # fmt: skip

@@ -52,13 +52,18 @@ def check_subscript(word: str, where: str, out: Out) -> bool:
     return True
 
 
+def is_sensitive_name(name: str) -> bool:
+    """A variable whose value changes what later commands run, read or trust."""
+    return name in SENSITIVE_NAMES or name.startswith(_SENSITIVE_PREFIXES)
+
+
 def check_variable_name(name: str, where: str, out: Out) -> None:
     """A finding unless ``name`` is a plain, non-sensitive identifier."""
     if check_subscript(name, where, out):
         return
     if not _IDENTIFIER.fullmatch(name):
         out.findings.append(f"'{where}' with an invalid or unknown variable name '{name[:40]}'")
-    elif name in SENSITIVE_NAMES or name.startswith(_SENSITIVE_PREFIXES):
+    elif is_sensitive_name(name):
         out.findings.append(f"'{where} {name}' sets a variable that changes what commands do")
 
 
