@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
+from shellgate.shell.catalog.entry import Reading
+
 #: Environment variables whose assignment cannot change what a command runs.
 SAFE_ASSIGNMENTS = frozenset(
     {"LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_COLLATE", "LC_NUMERIC",
@@ -67,17 +69,9 @@ def check_variable_name(name: str, where: str, out: Out) -> None:
         out.findings.append(f"'{where} {name}' sets a variable that changes what commands do")
 
 
-class _Findings:
-    """An :class:`Out` for a caller without a catalog ``Reading``."""
-
-    def __init__(self) -> None:
-        self.findings: list[str] = []
-        self.payloads: list[tuple[str, str]] = []
-
-
 def loop_variable_findings(keyword: str, name: str) -> list[str]:
     """The findings of ``for``/``select`` assigning ``name`` (``for PATH in DIR``
     makes the body run ``DIR/ls``; ``for IFS in …`` changes word splitting)."""
-    out = _Findings()
+    out = Reading()
     check_variable_name(name, f"{keyword} loop variable", out)
     return out.findings
