@@ -53,7 +53,7 @@ class ScriptedModel:
             (
                 "bash",
                 {
-                    "command": "printf 'hello\\n' > hello.txt",
+                    "command": "printf 'hello\\n' | tee hello.txt",
                     "description": "write a greeting file",
                 },
             )

@@ -133,6 +133,11 @@ class PolicyConfig(_Section):
     plugin_timeout_ms: int = Field(1000, gt=0)
     protected_paths: tuple[str, ...] = ()  # added to the built-in protected paths
     secret_paths: tuple[str, ...] = ()  # added to the built-in secrets (asked on read, masked)
+    #: Places that run code later (docs/policies.md): writes denied / asked whatever
+    #: the rules say. Unset: the built-in lists (shellgate.policy.later_code); set:
+    #: replaced as a whole. ``~/`` entries are in the home directory.
+    run_later_paths: tuple[str, ...] | None = None
+    run_later_ask_paths: tuple[str, ...] | None = None
     max_command_bytes: int = Field(100_000, gt=0)
     max_segments: int = Field(64, gt=0)
     max_depth: int = Field(16, gt=0)

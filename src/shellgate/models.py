@@ -45,6 +45,10 @@ class Decision(_Frozen):
     layer: str
     rule: str | None = None
     require_sandbox: bool = False
+    #: What it decides: the whole ``segment`` (its command), or only the files it
+    #: ``writes``. A segment whose command no layer decided gets the closing
+    #: default, whatever its writes got (an allowed write never allows a command).
+    scope: Literal["segment", "writes"] = "segment"
 
 
 class Redirect(_Frozen):
@@ -54,6 +58,20 @@ class Redirect(_Frozen):
     fd: int | None = None
     target: str = ""
     is_write: bool = False  # writes a file (not /dev/null, not an fd duplication)
+
+
+class Write(_Frozen):
+    """A file a segment writes: the path it names, as written, and how.
+
+    ``path`` is absolute and read lexically against the segment's directory
+    (``..`` and ``~`` resolved, and symlinks the same command line made); the
+    layers resolve existing symlinks when they decide. ``how`` says what writes
+    it, for explanations (``redirection '>'``, ``'sed' writes it``).
+    """
+
+    path: str
+    target: str
+    how: str
 
 
 class Segment(_Frozen):
@@ -67,8 +85,10 @@ class Segment(_Frozen):
 
     ``findings`` name every construct the analysis could not prove harmless
     (``$VAR``, a glob, ``eval``, an interpreter reading inline code…): a segment
-    with findings can never be auto-allowed. ``writes`` are absolute paths this
-    segment writes to (redirect targets and known writing commands' operands).
+    with findings can never be auto-allowed. ``writes`` are the files this
+    segment writes (redirect targets, heredocs written to a file, known writing
+    commands' operands and option values): the protected-paths layer and the
+    ``write:`` rules decide them.
     """
 
     text: str
@@ -78,10 +98,23 @@ class Segment(_Frozen):
     redirects: tuple[Redirect, ...] = ()
     context: tuple[str, ...] = ()
     findings: tuple[str, ...] = ()
-    writes: tuple[str, ...] = ()
+    writes: tuple[Write, ...] = ()
     #: Canonical spellings (joined) of its forms, for deny and ask rules: options
     #: unbundled, aliased and sorted, inert ones dropped (``rm -Rf x``: ``rm -f -r x``).
     canonical: tuple[str, ...] = ()
+    #: Directories in which it runs a program that reads the repository found there
+    #: (``git``, ``git -C DIR``; absolute, read lexically): a repository's
+    #: configuration runs programs, so one other than the workspace's asks.
+    repositories: tuple[str, ...] = ()
+    #: A runner's spelling of this program (``python -m pytest -q`` for the segment
+    #: ``pytest -q``) and the index of the program's word in it: allow rules that
+    #: name the program through its runner cover it (``python -m pytest *``), one
+    #: that would cover any program there (``python *``) does not.
+    via: tuple[str, ...] = ()
+    via_at: int = 0
+    #: Paths named inside code it runs (``python -c 'open("/root/.ssh/id_rsa")'``),
+    #: as written: the protected-paths and protected-reads layers ask for them.
+    mentions: tuple[str, ...] = ()
     #: The directory it runs in when known from the command itself (a ``cd``
     #: earlier in the same list moves it), ``""`` when a ``cd`` made it unknown,
     #: ``None`` when nothing says (the call's workdir).
@@ -91,6 +124,11 @@ class Segment(_Frozen):
     def command(self) -> str:
         """The allow-form command line: argv joined by single spaces."""
         return " ".join(self.argv)
+
+    @property
+    def write_paths(self) -> tuple[str, ...]:
+        """The absolute paths of :attr:`writes`, in order."""
+        return tuple(w.path for w in self.writes)
 
     def all_forms(self) -> tuple[tuple[str, ...], ...]:
         """``argv`` followed by every other normalised form, without repeats."""

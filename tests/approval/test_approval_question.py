@@ -52,9 +52,7 @@ async def test_the_gate_asks_with_the_exact_command(
     question = asked[0].question
     assert question.startswith(f"Allow this command? `{COMMAND}` — it needs approval: ")
     # The analysis names the segment in a code span too: no quote inside a quote.
-    assert "cannot prove what `printf 'hello\\n'` runs: output redirection to 'hello.txt'" in (
-        question
-    )
+    assert "no rule decides `printf 'hello\\n'`; the closing default is ask" in question
     assert "'printf 'hello" not in question
     assert "printf hello\\n" not in question  # the argv joined, redirection dropped: gone
     records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
@@ -97,9 +95,9 @@ async def test_the_headless_default_does_not_repeat_the_reason(
     gate = await open_gate(DenyApprover())
     result = await gate.call("bash", {"command": COMMAND, "description": "write hello"})
     assert result.is_error
-    reason = "cannot prove what `printf 'hello\\n'` runs"
+    reason = "no rule decides `printf 'hello\\n'`"
     assert result.text.count(reason) == 1, result.text
     assert result.text.startswith(
         "Error: not approved (deny: approval was needed but no approver is configured to "
-        "ask a person, so the call was denied); approval was required by command-analysis: "
+        "ask a person, so the call was denied); approval was required by default: "
     )

@@ -26,6 +26,7 @@ POLICY = """\
 p, agent, *, echo *, allow
 p, agent, *, touch *, ask, touching files needs a person
 p, agent, *, rm *, deny, no deleting
+p, agent, *, write:**, allow
 """
 
 

@@ -17,6 +17,7 @@ p, agent, *, echo *, allow
 p, agent, *, sleep *, allow
 p, agent, *, touch *, ask, touching files needs a person
 p, agent, *, rm *, deny, no deleting
+p, agent, *, write:**, allow
 """
 
 

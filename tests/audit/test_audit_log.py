@@ -159,6 +159,7 @@ def test_paths_and_models_become_plain_json(tmp_path: Path) -> None:
         "layer": "casbin",
         "rule": None,
         "require_sandbox": False,
+        "scope": "segment",
     }
 
 

@@ -28,6 +28,7 @@ RULES = """
 p, agent, *, echo *, allow, echoing is harmless
 p, agent, *, touch *, ask, writes files
 p, agent, *, rm -rf *, deny, removes a tree
+p, agent, *, write:**, allow
 """
 TESTS = "agent, default, allow, echo hi\nagent, default, deny, rm -rf /tmp/x\n"
 ANNOUNCED = re.compile(r"console at (http://\S+)/")

@@ -268,7 +268,7 @@ def test_the_playground_tries_draft_rows_without_changing_the_set(
         data={"csrf": token, "command": "make build", "draft": draft, "draft_set": "team"},
     )
     assert "<h2>allow" in tried.text
-    assert "team/policy.csv:5" in tried.text  # the draft row, after the set's own rows
+    assert "team/policy.csv:6" in tried.text  # the draft row, after the set's own rows
     assert "make *" not in (setup.parent / "team" / "policy.csv").read_text()
     after = alice.post("/playground", data={"csrf": token, "command": "make build"})
     assert "<h2>ask" in after.text

@@ -70,7 +70,8 @@ def test_a_policy_that_misbehaves_makes_the_demo_fail(tmp_path: Path) -> None:
     text = out.getvalue()
     assert status == 1
     assert "✗ NOT as expected: denied by a named rule, nobody asked" in text
-    assert "this policy says allow to 'timeout 5 rm -Rf /'; the demo did not run it" in text
+    # rm's write of / is no write: rule's: the closing default asks (never allows)
+    assert "this policy says ask to 'timeout 5 rm -Rf /'; the demo did not run it" in text
     assert "did not behave as expected" in text
 
 

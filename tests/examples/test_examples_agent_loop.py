@@ -21,7 +21,7 @@ def test_agent_loop_example_runs_and_the_gate_shapes_the_transcript(tmp_path: Pa
     )
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
-    assert "[approval] Allow this command? " in out  # the redirect was asked about
+    assert "[approval] Allow this command? " in out  # tee was asked about (tee * asks)
     assert (workspace / "hello.txt").read_text() == "hello\n"
     assert "  hello\n" in out
     assert "Error: denied by casbin rule " in out

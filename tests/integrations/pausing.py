@@ -17,12 +17,15 @@ from shellgate.approval import DenyApprover
 from shellgate.gate import Gate
 from tests.conftest import ROOT, make_config
 
+#: The workspace is writable; so is /tmp, where the Claude Code fakes run Bash.
 POLICY = """\
 p, agent, *, echo *, allow
 p, agent, *, touch *, ask, touching files needs a person
 p, agent, *, rm *, deny, no deleting
 p, agent, *, mkdir *, allow
 p, agent, *, sleep *, allow
+p, agent, *, write:**, allow
+p, agent, *, write:/tmp/**, allow
 """
 
 

@@ -42,6 +42,7 @@ RULES = """
     p, agent, *, cat *, allow
     p, agent, *, touch *, ask, writes files
     p, agent, *, rm *, deny, removes files
+    p, agent, *, write:**, allow
 """
 
 

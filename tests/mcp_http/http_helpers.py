@@ -38,6 +38,7 @@ g, bob, agent, *
 p, agent, *, echo *, allow
 p, agent, *, sleep *, allow
 p, agent, *, touch *, ask, writes files
+p, agent, *, write:**, allow
 """
 ANNOUNCED = re.compile(r"serving MCP over HTTP at (http://\S+)")
 

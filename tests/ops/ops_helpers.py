@@ -20,6 +20,7 @@ RULES = """
     p, agent, *, sleep *, allow
     p, agent, *, rm *, deny, removes files
     p, agent, *, touch *, ask, writes files
+    p, agent, *, write:**, allow
 """
 
 

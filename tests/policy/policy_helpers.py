@@ -6,7 +6,7 @@ import shutil
 import textwrap
 from pathlib import Path
 
-from shellgate.models import CallInfo, Segment
+from shellgate.models import CallInfo, Segment, Write
 from shellgate.policy.loader import SHIPPED_MODEL
 
 
@@ -20,7 +20,8 @@ def write_set(root: Path, rows: str, name: str = "set") -> Path:
 
 
 def seg(*argv: str, forms: tuple[tuple[str, ...], ...] = (), writes: tuple[str, ...] = ()) -> Segment:
-    return Segment(text=" ".join(argv), argv=argv, forms=(argv, *forms), writes=writes)
+    made = tuple(Write(path=w, target=w, how="test") for w in writes)
+    return Segment(text=" ".join(argv), argv=argv, forms=(argv, *forms), writes=made)
 
 
 def call(subject: str = "agent", tenant: str = "default", workdir: str = "/tmp",

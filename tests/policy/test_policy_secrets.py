@@ -80,7 +80,7 @@ def test_reading_a_secret_asks_even_with_an_allow_rule(
     world: tuple[Path, Path], tmp_path: Path, command: str, secret: str
 ) -> None:
     home, ws = world
-    decider = _decider(tmp_path, ws, "p, agent, *, *, allow\n")
+    decider = _decider(tmp_path, ws, "p, agent, *, *, allow\np, agent, *, write:**, allow\n")
     verdict = _decide(decider, command, ws, tmp_path, home)
     assert verdict.effect == "ask", verdict
     assert ("ask", f"protected-reads:{secret.format(tmp=tmp_path)}") in _reads_decision(verdict)
@@ -106,7 +106,7 @@ def test_other_paths_are_not_touched(
     world: tuple[Path, Path], tmp_path: Path, command: str
 ) -> None:
     home, ws = world
-    decider = _decider(tmp_path, ws, "p, agent, *, *, allow\n")
+    decider = _decider(tmp_path, ws, "p, agent, *, *, allow\np, agent, *, write:**, allow\n")
     verdict = _decide(decider, command, ws, tmp_path, home)
     assert _reads_decision(verdict) == []
     assert verdict.effect == "allow", verdict
@@ -117,7 +117,7 @@ def test_the_layer_runs_after_protected_paths_and_before_the_rules(tmp_path: Pat
     decider = Decider(Config().model_copy(update={"policy": Config().policy.model_copy(
         update={"paths": (policy,)})}))
     registered = [i.plugin_name for i in decider.pm.hook.shellgate_check.get_hookimpls()]
-    assert registered == ["command-analysis", "protected-paths", "protected-reads", "casbin"]
+    assert registered == ["command-analysis", "protected-paths", "protected-reads", "repositories", "casbin", "write-rules"]
 
 
 def test_the_sandbox_masks_the_same_list(tmp_path: Path) -> None:

@@ -29,6 +29,10 @@ WORKSPACE = "/work/redteam-project"  # lexical only: the decider never touches i
 HOME = os.path.expanduser("~")
 
 Decide = Callable[[str], str]
+#: The row a realistic allow-list has since writes are decided by ``write:`` rules:
+#: the workspace is writable (protected paths and secrets stay closed). Red-team
+#: allow-lists carry it, so every reproducer is shown not allowed with it in force.
+WORKSPACE_WRITABLE = "p, agent, *, write:**, allow\n"
 
 
 def decider_over(policy: str) -> Decider:

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.redteam.conftest import HOME, Decide, bash_runs
+from shellgate.decider import Decider
+from shellgate.models import CallInfo
+from tests.redteam.conftest import HOME, WORKSPACE, Decide, bash_runs
 
 # -- bypasses: auto-allowed, but they execute, write or reach the network --------
 
@@ -44,10 +46,14 @@ ALLOWED_BUT_RUNS = [
     pytest.param("sort --co=bash -S 1K big.txt", id="sort-compress-abbreviated"),
     pytest.param("rg -e -- --pre=sh /dev/stdin", id="rg-e-dashdash-pre"),
     pytest.param("fd -E -- -x touch /tmp/pwned", id="fd-E-dashdash-x"),
-    pytest.param("file -F -- -C -m M", id="file-F-dashdash-C"),
+
 ]
 
+#: Readers that write through a side door: each write is listed and decided by the
+#: write: rules like `> FILE` (policies/default allows the workspace, write:**);
+#: the same commands aimed at protected paths are PROTECTED_WRITES below.
 ALLOWED_BUT_WRITES = [
+    pytest.param("file -F -- -C -m M", id="file-F-dashdash-C"),
     pytest.param("uniq payload out.txt", id="uniq-output-operand"),
     pytest.param("printf 'x\\n' | uniq - notes.txt", id="uniq-stdin-to-file"),
     pytest.param("tree -o out.txt", id="tree-o"),
@@ -69,8 +75,15 @@ def test_allowed_command_that_runs_programs_is_not_auto_allowed(
 
 
 @pytest.mark.parametrize("command", ALLOWED_BUT_WRITES)
-def test_allowed_command_that_writes_is_not_auto_allowed(decide: Decide, command: str) -> None:
-    assert decide(command) != "allow"
+def test_allowed_command_that_writes_is_decided_by_the_write_rules(
+    decider: Decider, decide: Decide, command: str
+) -> None:
+    call = CallInfo(tool="bash", command=command, subject="agent", tenant="default",
+                    session="redteam", workdir=WORKSPACE, workspace=WORKSPACE)
+    verdict = decider.decide(call)
+    assert any(sv.segment.writes for sv in verdict.segments), command
+    assert any(d.layer == "write-rules" for sv in verdict.segments for d in sv.decisions)
+    assert decide(command) == "allow"
 
 
 @pytest.mark.parametrize("command", ALLOWED_BUT_NETWORK)
@@ -201,10 +214,7 @@ STAYS_NOT_ALLOWED = [
     "sed -i s/a/b/ f",
     "git -c core.pager=sh log",
     "git --config-env=core.pager=X log",
-    "cat x > out",
     "cat x 1<> out",
-    "echo x >| out",
-    "ls &> out",
     "PAGER=sh git log",
     "GIT_EXTERNAL_DIFF=./x git diff",
     "LD_PRELOAD=./x.so ls",
@@ -221,6 +231,20 @@ STAYS_NOT_ALLOWED = [
 @pytest.mark.parametrize("command", STAYS_NOT_ALLOWED)
 def test_writing_or_executing_variants_are_not_auto_allowed(decide: Decide, command: str) -> None:
     assert decide(command) != "allow"
+
+
+#: Redirections are writes the write: rules decide: allowed in the workspace under
+#: policies/default (write:**), denied into a protected path, one character away.
+REDIRECTED = [("cat x > out", "cat x > .git/config"), ("echo x >| out", "echo x >| ~/.bashrc"),
+              ("ls &> out", "ls &> .git/hooks/post-merge")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("command", "neighbour"), REDIRECTED)
+def test_redirections_are_writes_and_protected_neighbours_stay_denied(
+    decide: Decide, command: str, neighbour: str
+) -> None:
+    assert decide(command) == "allow"
+    assert decide(neighbour) == "deny"
 
 
 STAYS_ALLOWED = [

@@ -112,9 +112,9 @@ OUTSIDE_OR_WIPING = [
     "git format-patch -o /etc HEAD~1",
     "git archive -o /srv/x.tar HEAD",
     "git bundle create /srv/repo.bundle HEAD",
-    # Text --format chooses (a Makefile, a conftest.py): a write like `> F`, in
-    # the workdir too (test_redteam_git.py).
-    "git log --output=log.txt",
+    # Text --format chooses (a Makefile, a conftest.py) is a write like `> F`
+    # (test_redteam_git.py): outside the workdir it is not allowed.
+    "git log --output=/srv/log.txt",
 ]
 
 
@@ -175,7 +175,7 @@ def test_option_write_targets(command: str, target: str | None) -> None:
     if target is None:
         assert any("npm scripts" in f for f in segment.findings)
     else:
-        assert target in segment.writes
+        assert target in segment.write_paths
 
 
 REVIEW_FINDINGS = [

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.redteam.conftest import Decide, bash_runs, decide_with_rules
+from tests.redteam.conftest import WORKSPACE_WRITABLE, Decide, bash_runs, decide_with_rules
 
 ALLOWED = ("ls", "git", "set", "unset", "getopts", "shopt", "wait", "true", "history")
 
@@ -25,7 +25,7 @@ ALLOWED = ("ls", "git", "set", "unset", "getopts", "shopt", "wait", "true", "his
 @pytest.fixture(scope="module")
 def decide(tmp_path_factory: pytest.TempPathFactory) -> Decide:
     rows = "".join(f"p, agent, *, {name} *, allow\n" for name in ALLOWED)
-    return decide_with_rules(tmp_path_factory.mktemp("builtins-policy"), rows)
+    return decide_with_rules(tmp_path_factory.mktemp("builtins-policy"), rows + WORKSPACE_WRITABLE)
 
 
 CHANGES_WHAT_RUNS = [

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.redteam.conftest import _CONTAIN, Decide, decide_with_rules
+from tests.redteam.conftest import _CONTAIN, WORKSPACE_WRITABLE, Decide, decide_with_rules
 
 RULES = """\
 p, agent, *, git *, allow
@@ -33,7 +33,13 @@ needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 @pytest.fixture(scope="module")
 def decide(tmp_path_factory: pytest.TempPathFactory) -> Decide:
-    return decide_with_rules(tmp_path_factory.mktemp("gitpol"), RULES)
+    return decide_with_rules(tmp_path_factory.mktemp("gitpol"), RULES + WORKSPACE_WRITABLE)
+
+
+@pytest.fixture(scope="module")
+def decide_no_writes(tmp_path_factory: pytest.TempPathFactory) -> Decide:
+    """The same rules without a write: rule: every write falls to the closing default."""
+    return decide_with_rules(tmp_path_factory.mktemp("gitpol-nw"), RULES)
 
 
 def git_runs(script: str, tmp_path: Path) -> bool:
@@ -106,7 +112,26 @@ STAYS_ALLOWED = [
 
 
 @pytest.mark.parametrize("command", PLANTS)
-def test_a_file_git_writes_with_chosen_text_is_not_allowed(decide: Decide, command: str) -> None:
+def test_a_file_git_writes_with_chosen_text_is_decided_as_a_write(
+    decide: Decide, decide_no_writes: Decide, command: str
+) -> None:
+    """Text git is told to write is a write like ``> FILE``: without a write: rule
+    it is not allowed; under write:** only where ``> FILE`` would be (below)."""
+    assert decide_no_writes(command) != "allow"
+
+
+#: Under write:**, what `> FILE` may not do, git's --output may not either: a CI
+#: workflow asks, a bare repository the same line plants is not the workspace's.
+PLANTS_STILL_CLOSED = [
+    "git format-patch -o .github/workflows -1",
+    f"git init -q --bare sub && git log -1 {ALIAS} --output=sub/config && git -C sub st",
+]
+
+
+@pytest.mark.parametrize("command", PLANTS_STILL_CLOSED)
+def test_git_writes_that_would_run_code_stay_closed_under_write_rules(
+    decide: Decide, command: str
+) -> None:
     assert decide(command) != "allow"
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.redteam.conftest import Decide, bash_runs, decide_with_rules
+from tests.redteam.conftest import WORKSPACE_WRITABLE, Decide, bash_runs, decide_with_rules
 
 ALLOWED = (
     "scp", "ssh", "sftp", "zip", "unzip", "xargs", "patch", "cp", "mv", "ln", "install",
@@ -37,7 +37,7 @@ ALLOWED = (
 def decide(tmp_path_factory: pytest.TempPathFactory) -> Decide:
     rows = "".join(f"p, agent, *, {name} *, allow\n" for name in ALLOWED)
     rows += "p, agent, *, rm -rf *, deny\np, agent, *, curl *, deny\n"
-    return decide_with_rules(tmp_path_factory.mktemp("round2-a-policy"), rows)
+    return decide_with_rules(tmp_path_factory.mktemp("round2-a-policy"), rows + WORKSPACE_WRITABLE)
 
 
 NOT_ALLOWED = [
@@ -193,7 +193,7 @@ def test_proof_ssh_keygen_f_overwrites_the_file(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def decide_npm(tmp_path_factory: pytest.TempPathFactory) -> Decide:
     rules = "p, agent, *, npm *, allow\np, agent, *, rm -rf *, deny\np, agent, *, curl *, deny\n"
-    return decide_with_rules(tmp_path_factory.mktemp("npm-policy"), rules)
+    return decide_with_rules(tmp_path_factory.mktemp("npm-policy"), rules + WORKSPACE_WRITABLE)
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.redteam.conftest import Decide, bash_runs, decide_with_rules
+from tests.redteam.conftest import WORKSPACE_WRITABLE, Decide, bash_runs, decide_with_rules
 
 _ALLOWED = ("npm", "npx", "make", "pip", "kubectl get", "jq", "parallel", "gh", "ls", "echo",
             "touch", "cat")  # fmt: skip
@@ -24,7 +24,7 @@ RULES = "".join(f"p, agent, *, {name} *, allow\n" for name in _ALLOWED) + (
 
 @pytest.fixture(scope="module")
 def decide(tmp_path_factory: pytest.TempPathFactory) -> Decide:
-    return decide_with_rules(tmp_path_factory.mktemp("round2b"), RULES)
+    return decide_with_rules(tmp_path_factory.mktemp("round2b"), RULES + WORKSPACE_WRITABLE)
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.redteam.conftest import bash_runs
-from tests.shell.allowlist_helpers import effect
+from tests.shell.allowlist_helpers import WORKDIR, effect, verdict
 
 # -- sed: commands after a label, and delimiters the reader gave up on ------------
 
@@ -42,12 +42,18 @@ SED_RUNS = [
     pytest.param("sed 's/[/]/X/;e id' f", id="s-bracket-hides-delimiter"),
     pytest.param("sed '/[/]/e id' f", id="address-bracket-hides-delimiter"),
     pytest.param("sed 's/a/id/ g e' f", id="s-spaced-flags-e"),
-    pytest.param("sed -n 'tx w out.txt\n:x' f", id="t-label-blank-w"),
-    pytest.param("sed -n 's\\a\\a\\w out.txt' f", id="s-backslash-delimiter-w"),
     pytest.param("sed 'y\\a\\b\\;e id' f", id="y-backslash-delimiter-e"),
     # a double-byte locale (GBK) reads `中\` as one character: the regex ends at
     # the first `/` and `e` is a flag there; UTF-8 reads `\/` as an escaped slash.
     pytest.param("sed 's/x中\\/A/e' f", id="s-legacy-multibyte-escape"),
+]
+
+#: ``w FILE`` hidden behind a label or an odd delimiter: the reader finds the write,
+#: which the write: rules then decide like ``> FILE`` (the fixture's write:** allows
+#: one in the workspace; the protected paths deny .git/config, SED_DENIED below).
+SED_HIDDEN_WRITES = [
+    pytest.param("sed -n 'tx w out.txt\n:x' f", id="t-label-blank-w"),
+    pytest.param("sed -n 's\\a\\a\\w out.txt' f", id="s-backslash-delimiter-w"),
 ]
 
 SED_DENIED = [
@@ -77,6 +83,13 @@ SED_PLAIN = [
 @pytest.mark.parametrize("command", SED_RUNS)
 def test_sed_commands_after_labels_and_odd_delimiters_are_not_allowed(command: str) -> None:
     assert effect(command) != "allow"
+
+
+@pytest.mark.parametrize("command", SED_HIDDEN_WRITES)
+def test_sed_writes_after_labels_and_odd_delimiters_are_writes(command: str) -> None:
+    segment = verdict(command).segments[0].segment
+    assert f"{WORKDIR}/out.txt" in segment.write_paths
+    assert effect(command) == effect("echo x > out.txt")
 
 
 @pytest.mark.parametrize("command", SED_DENIED)

@@ -3,8 +3,12 @@
 * ``allowlist``: a few read-only commands are allowed (matched on ``argv`` only,
   as allow rules are); everything else falls to the closing default ``ask``.
 * ``denylist``: ``rm`` and ``curl`` are denied (matched on ``argv`` and every
-  normalised form, at word boundaries); everything else is allowed, so only the
-  analysis layer's findings can turn a command into ``ask``.
+  normalised form, at word boundaries); everything else is allowed, and so is
+  every write inside the workdir (as ``write:**`` would), so only the analysis
+  layer's findings and writes elsewhere can turn a command into ``ask``.
+
+Writes are decided as the write-rules layer decides them (scope ``writes``):
+under ``allowlist`` no write is allowed (each falls to the closing default).
 """
 
 from __future__ import annotations
@@ -55,10 +59,34 @@ class DenyList:
         return Decision(effect="allow", reason="not on the deny list", layer=self.name)
 
 
+class Writes:
+    """``write:**`` for the deny-list policy, no write rule for the allow-list one."""
+
+    name = "test-writes"
+
+    def __init__(self, inside_allowed: bool) -> None:
+        self.inside_allowed = inside_allowed
+
+    def check(self, call: CallInfo, segment: Segment) -> Decision | None:
+        del call
+        if not segment.writes:
+            return None
+        # Inside the workdir, but never into a .git directory (the real gate's
+        # protected-paths layer denies those; here they stay a question).
+        inside = all(
+            w.path.startswith(WORKDIR + "/") and "/.git/" not in w.path + "/"
+            for w in segment.writes
+        )
+        effect: Effect = "allow" if inside and self.inside_allowed else "ask"
+        return Decision(effect=effect, reason="writes", layer=self.name, scope="writes")
+
+
 def _layers(policy: str) -> list[Layer]:
     analysis = AnalysisLayer()
     rules = AllowList() if policy == "allowlist" else DenyList()
-    return [Layer(analysis.name, analysis.shellgate_check), Layer(rules.name, rules.check)]
+    writes = Writes(inside_allowed=policy == "denylist")
+    return [Layer(analysis.name, analysis.shellgate_check), Layer(rules.name, rules.check),
+            Layer(writes.name, writes.check)]
 
 
 LAYERS = {policy: _layers(policy) for policy in ("allowlist", "denylist")}

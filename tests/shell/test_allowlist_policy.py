@@ -439,9 +439,10 @@ WORKDIR_WRITES = [
     p("rsync-a-writes-dst", "rsync -a src/ dst/", A),
     p("rsync-log-file-workdir", "rsync --log-file=rsync.log src/ dst/", A),
     p("find-delete-workdir", "find . -name '*.pyc' -delete", K),
-    p("find-fprint-workdir", "find . -fprint out.txt", K),
-    p("awk-dump-variables-workdir", "awk --dump-variables=vars.txt '{print}' f", K),
-    p("tar-index-file-workdir", "tar -tf x.tar --index-file=idx.txt", K),
+    # writes in the workspace, decided by the fixture's write:** like `> FILE`
+    p("find-fprint-workdir", "find . -fprint out.txt", A),
+    p("awk-dump-variables-workdir", "awk --dump-variables=vars.txt '{print}' f", A),
+    p("tar-index-file-workdir", "tar -tf x.tar --index-file=idx.txt", A),
     # Reports and build products (git's subcommand outputs, go -o): inside the
     # workdir they need no question (outside they ask; protected paths deny).
     p("git-checkout-index-prefix-workdir", "git checkout-index --prefix=out/ -a", A),
@@ -467,7 +468,7 @@ CASES = [
 
 def test_fixture_uses_the_shipped_model() -> None:
     assert (FIXTURE / "model.conf").read_text() == Path(SHIPPED_MODEL).read_text()
-    assert decider().layer_names == ["command-analysis", "protected-paths", "protected-reads", "casbin"]
+    assert decider().layer_names == ["command-analysis", "protected-paths", "protected-reads", "repositories", "casbin", "write-rules"]
 
 
 def test_table_is_large_and_ids_are_unique() -> None:
@@ -556,7 +557,7 @@ def test_non_literal_payload_is_a_finding(command: str) -> None:
     ],
 )
 def test_option_writes_are_write_targets(command: str, target: str) -> None:
-    writes = {w.rstrip("/") for s in analyse(command, workdir=WORKDIR).segments for w in s.writes}
+    writes = {w.rstrip("/") for s in analyse(command, workdir=WORKDIR).segments for w in s.write_paths}
     assert target in writes, sorted(writes)
 
 

@@ -108,7 +108,7 @@ WRITES = [
 
 @pytest.mark.parametrize(("command", "target"), WRITES)
 def test_write_options_land_in_writes(command: str, target: str) -> None:
-    assert f"{W}/{target}" in first(command).writes
+    assert f"{W}/{target}" in first(command).write_paths
 
 
 def test_remove_files_is_a_deletion() -> None:

@@ -30,7 +30,7 @@ def findings(command: str) -> list[str]:
 
 
 def writes(command: str) -> set[str]:
-    return {w for s in segments(command) for w in s.writes}
+    return {w for s in segments(command) for w in s.write_paths}
 
 
 def canonical(command: str) -> tuple[str, ...]:
@@ -73,7 +73,6 @@ SED_WRITES = [
 def test_sed_writes_are_write_targets(command: str, target: str) -> None:
     expected = target if target.startswith("/") else f"{WORKDIR}/{target}"
     assert expected in writes(command), writes(command)
-    assert any(f"writes '{target}'" in f for f in findings(command))
 
 
 @pytest.mark.parametrize(
@@ -191,8 +190,8 @@ def test_awk_file_writing_options_are_write_targets(command: str, target: str) -
     assert expected in writes(command), writes(command)
 
 
-def test_awk_output_outside_the_workdir_asks() -> None:
-    assert any("/tmp/prof" in f for f in findings("gawk -p/tmp/prof 1 f"))
+def test_awk_output_outside_the_workdir_is_a_write_the_rules_decide() -> None:
+    assert "/tmp/prof" in writes("gawk -p/tmp/prof 1 f")
 
 
 AWK_CLEAN = [
@@ -211,29 +210,66 @@ def test_plain_awk_programs_stay_clean(command: str) -> None:
 # -- shells and interpreters ------------------------------------------------------
 
 
+#: Code an interpreter runs itself is covered by the allow of that invocation: no
+#: finding for plain code (docs/analysis.md "Code a program runs itself").
+OWN_CODE = [
+    "python3 -c pass", "python3 -Bc pass", "python3.12 -cpass", "pypy3 -c 'print(1)'",
+    "perl -e 1", "perl -lne print f", "perl5.36 -E say", "ruby -e x", "jruby -e x",
+    "node -e x", "node --eval=x", "node -pe x", "bun -e x", "php -r x", "php8.2 -R x",
+    "php --run x", "lua -e x", "lua5.4 -e x", "luajit -e x", "Rscript -e x", "expect -c x",
+    "deno repl --eval x", "deno eval x", "sqlite3 -readonly db 'SELECT 1'", "psql -c 'select 1'",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", OWN_CODE)
+def test_an_interpreters_own_code_is_no_finding(command: str) -> None:
+    assert findings(command) == [], findings(command)
+
+
+#: One step away: the same code starting a program, using the network, loading
+#: native code, or picking what it imports at run time is a finding.
+ESCAPING_CODE = [
+    ("python3 -c 'import os; os.system(\"sh\")'", "starts other programs"),
+    ("python3 -c 'import subprocess; subprocess.run([\"id\"])'", "starts other programs"),
+    ("python3 -c 'import pty; pty.spawn(\"/bin/sh\")'", "starts other programs"),
+    ("python3 -c 'import socket'", "uses the network"),
+    ("python3 -c 'import urllib.request as u; u.urlretrieve(\"http://x/y\", \"y\")'",
+     "uses the network"),
+    ("python3 -c 'import ctypes; ctypes.CDLL(\"./x.so\")'", "loads native code"),
+    ("python3 -c '__import__(chr(111)+chr(115))'", "by a name built at run time"),
+    ("perl -e 'system(\"id\")'", "starts other programs"), ("perl -e 'exec \"sh\"'", "starts"),
+    ("perl -e 'use IO::Socket'", "uses the network"), ("ruby -e '`id`'", "starts other programs"),
+    ("ruby -e 'exec \"sh\"'", "starts"), ("node -e 'require(\"child_process\")'", "starts"),
+    ("node -e 'require(\"net\")'", "uses the network"), ("php -r 'system(\"id\");'", "starts"),
+    ("lua -e 'os.execute(\"id\")'", "starts"), ("Rscript -e 'system(\"id\")'", "starts"),
+    ("expect -c 'spawn sh'", "starts"), ("deno eval 'Deno.run({cmd:[\"id\"]})'", "starts"),
+    ("sqlite3 db '.shell id'", "starts"), ("psql -c '\\! id'", "starts"),
+    ("mysql -e 'system id'", "starts"), ("sqlite3 db \"SELECT load_extension('x')\"", "native"),
+    ("sqlite3 db \".output /tmp/x\"", "writes files"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("command", "what"), ESCAPING_CODE)
+def test_code_that_escapes_the_interpreter_is_a_finding(command: str, what: str) -> None:
+    assert any(what in f for f in findings(command)), findings(command)
+
+
 @pytest.mark.parametrize(
     ("command", "option"),
-    [("python3 -c pass", "-c"), ("python3 -Bc pass", "-c"), ("python3.12 -cpass", "-c"),
-     ("pypy3 -c pass", "-c"), ("perl -e 1", "-e"), ("perl -lne print f", "-e"),
-     ("perl5.36 -E say", "-E"), ("ruby -e x", "-e"), ("jruby -e x", "-e"),
-     ("node -e x", "-e"), ("node --eval=x", "--eval"), ("node -pe x", "-p"),
-     ("bun -e x", "-e"), ("php -r x", "-r"), ("php8.2 -R x", "-R"), ("php --run x", "--run"),
-     ("lua -e x", "-e"), ("lua5.4 -e x", "-e"), ("luajit -e x", "-e"),
-     ("Rscript -e x", "-e"), ("osascript -e x", "-e"), ("expect -c x", "-c"),
-     ("pwsh -Command ls", "-Command"), ("pwsh -c ls", "-c"), ("pwsh -enc aQBkAA==", "-enc"),
-     ("pwsh --comm ls", "--comm"), ("pwsh -COMMAND ls", "-COMMAND"),
-     ("powershell.exe -ec x", "-ec"), ("node --import=data:text/javascript,x", "--import"),
-     ("deno repl --eval x", "--eval")],
+    [("osascript -e x", "-e"), ("pwsh -Command ls", "-Command"), ("pwsh -c ls", "-c"),
+     ("pwsh -enc aQBkAA==", "-enc"), ("pwsh --comm ls", "--comm"),
+     ("pwsh -COMMAND ls", "-COMMAND"), ("powershell.exe -ec x", "-ec"),
+     ("node --import=data:text/javascript,x", "--import")],
 )  # fmt: skip
-def test_inline_code_options_are_findings(command: str, option: str) -> None:
-    name = command.split()[0] if not command.startswith("deno") else "repl"
+def test_code_in_a_language_not_read_is_a_finding(command: str, option: str) -> None:
+    name = command.split()[0]
     expected = f"'{name} {option}' runs inline code"
     assert expected in findings(command), findings(command)
 
 
 @pytest.mark.parametrize(
     "command",
-    ["deno eval x", "powershell 'rm x'", "perl -M'POSIX;system 1' x.pl"],
+    ["powershell 'rm x'", "perl -M'POSIX;system 1' x.pl"],
 )
 def test_other_inline_code_is_a_finding(command: str) -> None:
     assert any("inline code" in f or "'use' line" in f for f in findings(command))

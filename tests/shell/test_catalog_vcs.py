@@ -156,7 +156,7 @@ WRITES = [
 
 @pytest.mark.parametrize(("command", "target"), WRITES)
 def test_write_options_land_in_writes(command: str, target: str) -> None:
-    assert target in first(command).writes
+    assert target in first(command).write_paths
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +175,7 @@ def test_write_options_to_git_hooks_are_denied(shipped: Decider, command: str, t
 
 
 def test_output_indicators_are_no_output() -> None:
-    assert first("git log --output-indicator-new=+ -p").writes == ()
+    assert first("git log --output-indicator-new=+ -p").write_paths == ()
 
 
 # -- canonical forms -------------------------------------------------------------------

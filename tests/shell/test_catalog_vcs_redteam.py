@@ -24,12 +24,12 @@ REDTEAM = [
     p("credential-store-file-sep", "git credential-store --file .git/hooks/x store", D),
     p("credential-store-file-abbrev", "git credential-store --fi=.git/config store", D),
     p("credential-store-file-home", "git credential-store --file=~/.bashrc store", NOT_ALLOW),
-    p("credential-store-file-plain", "git credential-store --file=creds store", K),
+    p("credential-store-file-plain", "git credential-store --file=creds store", A),
     # 2. merge-file writes its first operand.
     p("merge-file-config", "git merge-file .git/config base other", D),
     p("merge-file-home", "git merge-file ~/.bashrc base other", NOT_ALLOW),
     p("merge-file-labels", "git merge-file -L a -L b -L c .git/hooks/x b c", D),
-    p("merge-file-plain", "git merge-file a b c", K),
+    p("merge-file-plain", "git merge-file a b c", A),
     # 3. clone, worktree add, init create directories: outside the workdir they ask.
     p("clone-dest-outside", "git clone https://x/y.git /tmp/elsewhere", K),
     p("clone-dest-hooks", "git clone https://x/y.git .git/hooks", D),
@@ -46,7 +46,7 @@ REDTEAM = [
     p("apply-unsafe-abbrev", "git apply --unsafe x.patch", K),
     # 5. marks files and index-pack -o are write targets.
     p("fast-export-export-marks", "git fast-export --export-marks=.git/config HEAD", D),
-    p("fast-export-export-marks-plain", "git fast-export --export-marks=marks HEAD", K),
+    p("fast-export-export-marks-plain", "git fast-export --export-marks=marks HEAD", A),
     p("fast-import-export-marks", "git fast-import --export-marks=.git/config", D),
     p("fast-import-export-marks-sep", "git fast-import --export-marks .git/hooks/x", D),
     p("fast-import-unsafe-features", "git fast-import --allow-unsafe-features", K),

@@ -270,7 +270,7 @@ HOME = os.path.expanduser("~")
     ],
 )
 def test_write_options_are_write_targets(command: str, target: str) -> None:
-    assert target in segments(command)[0].writes, segments(command)[0].writes
+    assert target in segments(command)[0].write_paths, segments(command)[0].write_paths
 
 
 def test_find_delete_is_a_finding_and_names_its_roots() -> None:

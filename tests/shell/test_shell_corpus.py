@@ -29,7 +29,7 @@ def test_corpus_segments(case: Case) -> None:
     if case.finding is not None:
         found = [f for s in segments for f in s.findings]
         assert bool(found) is case.finding, found
-    writes = {w for s in segments for w in s.writes}
+    writes = {w for s in segments for w in s.write_paths}
     for target in case.writes:
         assert target in writes, sorted(writes)
     canonical = {text for s in segments for text in s.canonical}

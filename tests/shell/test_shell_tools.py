@@ -34,7 +34,7 @@ def forms(command: str) -> list[tuple[str, ...]]:
 
 
 def writes(command: str) -> set[str]:
-    return {w for s in segments(command) for w in s.writes}
+    return {w for s in segments(command) for w in s.write_paths}
 
 
 # -- writers: every write operand lands in writes and is a finding -----------------
@@ -51,9 +51,11 @@ def writes(command: str) -> set[str]:
         ("file -C", f"{W}/magic.mgc"),
     ],
 )
-def test_write_operands_are_writes_and_findings(command: str, target: str) -> None:
+def test_write_operands_are_writes_for_the_write_rules(command: str, target: str) -> None:
+    """A reader that writes through a side door lists the write: the protected
+    paths and the ``write:`` rules decide it, as they decide ``> FILE``."""
     assert target in writes(command)
-    assert any("writes '" in f and "via its operand" in f for f in findings(command))
+    assert not any("via its operand" in f for f in findings(command))
 
 
 @pytest.mark.parametrize(
@@ -92,7 +94,6 @@ def test_writing_to_dev_null_through_an_operand_is_no_finding() -> None:
         "less -k k f", "less -kk f", "less -Nk k f", "less '+!id' f", "less +-olog f",
         "less '+/x\n!id\n' f",
         "fd -x touch", "fd -X rm", "fd --exec id", "fd --exec-batch=rm", "fd -Hx id",
-        "file -C -m m", "file -sC", "file --compile",
         "printf -v PATH /tmp", "printf -vHOME x", "printf -v LD_PRELOAD x",
         "printf -v BASH_ENV x", "printf -v 'a[0]' x", "printf -v 'x y' z",
     ],
@@ -139,7 +140,7 @@ def test_option_words_after_dashdash_still_ask(command: str) -> None:
     operand that looks like such an option costs a question (a finding, or the
     program it would run as a segment of its own)."""
     ran = [s.argv for s in segments(command) if s.context]
-    assert findings(command) != [] or ran == [("x",)], (findings(command), ran)
+    assert findings(command) != [] or ran == [("x",)] or writes(command), (findings(command), ran)
     assert decision(command, "allowlist") != "allow"
 
 
@@ -284,7 +285,7 @@ def test_read_write_redirection_is_a_write(command: str) -> None:
 
 
 def test_rough_forms_of_a_parse_error_are_bounded() -> None:
-    command = "cat <<EOF; " + "; ".join(f"echo {i}" for i in range(600)) + "\nEOF"
+    command = "cat <<EOF; (" + "; ".join(f"echo {i}" for i in range(600)) + "\nEOF"
     rough = [s for s in segments(command) if s.text == command]
     assert rough
     assert len(rough[0].forms) <= 256

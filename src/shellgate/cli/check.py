@@ -106,8 +106,8 @@ def explain_text(verdict: Verdict) -> str:
             lines.append(f"  canonical: {shown(canonical)}")
         for finding in seg.findings:
             lines.append(f"  finding: {finding}")
-        for target in seg.writes:
-            lines.append(f"  writes: {target}")
+        for write in seg.writes:
+            lines.append(f"  writes: {write.path} ({write.how})")
         rule = f", rule {dec.rule}" if dec.rule else ""
         lines.append(f"  decided by {dec.layer}{rule}: {dec.reason}")
     return "\n".join(lines)

@@ -63,15 +63,31 @@ def set_names(directories: Sequence[Path]) -> dict[str, str]:
     return names
 
 
+#: Stands for "any program" in a runner's spelling (a NUL never reaches the rules
+#: from a command): an allow rule matching it would allow every program there.
+PROBE = "\x00any-program"
+
+
 def segment_texts(segment: Segment) -> tuple[str, tuple[str, ...]]:
-    """The allow form (argv joined) and the other deny/ask forms, without repeats."""
+    """The allow form (argv joined) and the other deny/ask forms, without repeats
+    (a runner's spelling of the program, ``python -m pip install x``, among them)."""
     command = segment.command
     others: list[str] = []
-    for form in segment.all_forms()[1:]:
+    spelled = (segment.via,) if segment.via else ()
+    for form in (*segment.all_forms()[1:], *spelled):
         text = " ".join(form)
         if text != command and text not in others:
             others.append(text)
     return command, tuple(others)
+
+
+def via_texts(segment: Segment) -> tuple[str, str] | None:
+    """A runner's spelling of the program and the same with any program in its place."""
+    if not segment.via or not 0 < segment.via_at < len(segment.via):
+        return None
+    probe = list(segment.via)
+    probe[segment.via_at] = PROBE
+    return " ".join(segment.via), " ".join(probe)
 
 
 class RuleFinder(Protocol):
@@ -83,6 +99,12 @@ class RuleFinder(Protocol):
     def best(
         self, subject: str, tenant: str, text: str, *, allow: bool = True, canonical: bool = False
     ) -> Rule | None: ...
+
+    def best_write(
+        self, subject: str, tenant: str, text: str, *, allow: bool = True
+    ) -> Rule | None: ...
+
+    def best_naming(self, subject: str, tenant: str, text: str, probe: str) -> Rule | None: ...
 
 
 class PolicyEngine:
@@ -131,13 +153,34 @@ class PolicyEngine:
         # Matched in the canonical way even when the text is also a literal form:
         # `rm -f -r x` must meet `rm -rf *` (read as a command), not only itself.
         canonical = tuple(dict.fromkeys(segment.canonical))
+        via = via_texts(segment)
         best: Match | None = None
         for index in self.indexes:
             found = self._match_one(index, subject, tenant, command, others, canonical)
+            if via is not None:
+                # An allow naming the program through its runner (`python -m pytest *`)
+                # covers it; one that matches any program there (`python *`) does not.
+                rule = index.best_naming(subject, tenant, via[0], via[1])
+                if rule is not None and (found is None or rank(rule)[0] < rank(found.rule)[0]):
+                    found = Match(rule, via[0])
             if found is not None and (
                 best is None or rank(found.rule)[0] < rank(best.rule)[0]
             ):
                 best = found
+        return best
+
+    def match_write(
+        self, subject: str, tenant: str, physical: Sequence[str], lexical: Sequence[str] = ()
+    ) -> Rule | None:
+        """The deciding ``write:`` rule over all sets for one write: ``physical`` texts
+        (where it really lands) meet every rule, ``lexical`` ones (as written, when
+        that differs) only deny and ask rules, as a command's other forms do."""
+        best: Rule | None = None
+        for index in self.indexes:
+            for text, allow in (*((t, True) for t in physical), *((t, False) for t in lexical)):
+                rule = index.best_write(subject, tenant, text, allow=allow)
+                if rule is not None and (best is None or rank(rule)[0] < rank(best)[0]):
+                    best = rule
         return best
 
     @staticmethod
@@ -285,6 +328,10 @@ class CasbinLayer:
 
     def unpin(self, call: CallInfo) -> None:
         self._pins.pop(id(call), None)
+
+    def state_for(self, call: CallInfo) -> PolicyState:
+        """The state ``call`` pinned (the one in force when it is not pinned)."""
+        return self._pins.get(id(call)) or self._state
 
     @hookimpl
     def shellgate_check(self, call: CallInfo, segment: Segment) -> Decision | None:

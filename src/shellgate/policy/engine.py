@@ -86,6 +86,14 @@ def layers_of(pm: pluggy.PluginManager, builtin: Collection[str] | None = None) 
     ]
 
 
+def _shown(segment: Segment) -> str:
+    """The segment as written, in a code span (its text; the argv joined drops quotes)."""
+    from shellgate.tools.render import code
+
+    text = segment.text or segment.command
+    return code(text[:200]) + ("…" if len(text) > 200 else "")
+
+
 def _deny(layer: str, reason: str) -> Decision:
     return Decision(effect="deny", reason=f"policy layer '{layer}' {reason}", layer=layer)
 
@@ -199,12 +207,16 @@ def _waterfall(call: CallInfo, analysis: Analysis, layers: Sequence[Layer], defa
             continue
         found = given[index]
         require_sandbox = require_sandbox or any(d.require_sandbox for d in found)
-        chosen = strictest(found) or Decision(
-            effect=default,
-            reason=f"no rule decides '{segment.command or segment.text}'; "
-            f"the closing default is {default}",
-            layer="default",
-        )
+        chosen = strictest(found)
+        if chosen is None or not any(d.scope == "segment" for d in found):
+            # No layer decided the command itself (its writes alone never allow it).
+            closing = Decision(
+                effect=default,
+                reason=f"no rule decides {_shown(segment)}; the closing default is {default}",
+                layer="default",
+            )
+            chosen = strictest([closing, *found])
+            assert chosen is not None
         verdicts.append(
             SegmentVerdict.model_construct(segment=segment, decision=chosen, decisions=tuple(found))
         )

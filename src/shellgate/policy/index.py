@@ -70,7 +70,11 @@ class PolicyIndex:
     def __init__(self, source: PolicySource) -> None:
         self.source = source
         grouped: dict[tuple[str, str], tuple[dict[str, list[Rule]], list[Rule]]] = {}
+        writes: dict[tuple[str, str], list[Rule]] = defaultdict(list)
         for rule in sorted(source.rules, key=rank):
+            if rule.pattern.is_write:
+                writes[(rule.tenant, rule.subject)].append(rule)
+                continue
             words, wild = grouped.setdefault((rule.tenant, rule.subject), (defaultdict(list), []))
             if rule.pattern.key is None:
                 wild.append(rule)
@@ -80,6 +84,8 @@ class PolicyIndex:
             where: _Bucket({w: tuple(rs) for w, rs in words.items()}, tuple(wild))
             for where, (words, wild) in grouped.items()
         }
+        #: ``write:GLOB`` rules, apart: a command never meets them, nor a write a command rule.
+        self._writes = {where: tuple(rules) for where, rules in writes.items()}
         roles: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         for link in source.links:
             roles[link.tenant][link.user].append(link.role)
@@ -132,6 +138,43 @@ class PolicyIndex:
                     continue
                 for rules in (bucket.by_word.get(word, ()), bucket.wild):
                     found = _first_match(rules, text, best, allow=allow, canonical=canonical)
+                    if found is not None:
+                        best = found
+        return best
+
+    def best_naming(self, subject: str, tenant: str, text: str, probe: str) -> Rule | None:
+        """The first allow rule, in casbin's order, matching ``text`` but not ``probe``:
+        one that names the program a runner runs (``Segment.via``)."""
+        word = first_word(text)
+        tenants = (tenant,) if tenant == "*" else (tenant, "*")
+        best: Rule | None = None
+        for name in self.names(subject, tenant):
+            for where in tenants:
+                bucket = self._buckets.get((where, name))
+                if bucket is None:
+                    continue
+                for rules in (bucket.by_word.get(word, ()), bucket.wild):
+                    for rule in rules:
+                        if best is not None and rank(rule) >= rank(best):
+                            break
+                        if (rule.effect == "allow" and rule.pattern.matches(text)
+                                and not rule.pattern.matches(probe)):
+                            best = rule
+                            break
+        return best
+
+    def best_write(
+        self, subject: str, tenant: str, text: str, *, allow: bool = True
+    ) -> Rule | None:
+        """The deciding ``write:`` rule for one write text (:func:`~shellgate.policy.
+        patterns.write_texts`), in casbin's order as :meth:`best` finds command rules."""
+        tenants = (tenant,) if tenant == "*" else (tenant, "*")
+        best: Rule | None = None
+        for name in self.names(subject, tenant):
+            for where in tenants:
+                rules = self._writes.get((where, name))
+                if rules:
+                    found = _first_match(rules, text, best, allow=allow, canonical=False)
                     if found is not None:
                         best = found
         return best

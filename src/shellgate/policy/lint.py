@@ -37,6 +37,8 @@ def covers(wide: Pattern, narrow: Pattern) -> bool:
     literals never contain ``*``, so that character can only be consumed by one of
     ``wide``'s own wildcards, which would consume any replacement of it as well.
     """
+    if narrow.is_write or wide.is_write:
+        return False  # gitignore globs: not compared (a finding must be certain)
     if narrow.kind == "exact":
         return wide.matches(narrow.text)
     if narrow.kind == "regex" or wide.kind in ("exact", "regex"):
@@ -70,8 +72,25 @@ def _claude_finding(text: str) -> str | None:
             f"write {fix!r}")
 
 
+def _write_findings(rule: Rule) -> list[str]:
+    """``write:`` rules that mean more, or something else, than they seem to."""
+    glob = rule.pattern.text[len("write:") :]
+    out: list[str] = []
+    if rule.effect == "allow" and glob.startswith("/") and glob.strip("/*") == "":
+        out.append(f"allow rule {rule.pattern.text!r} allows writing anywhere on the machine "
+                   "(protected paths aside); 'write:**' is the workspace")
+    if glob.startswith("~"):
+        out.append(f"write pattern {rule.pattern.text!r}: '~' is not expanded here, so it "
+                   "names a directory '~' in the workspace; write the home's absolute path")
+    if " " in glob and glob.split(" ")[0] in ("", "*"):
+        out.append(f"write pattern {rule.pattern.text!r} has a blank: paths are matched whole")
+    return out
+
+
 def _pattern_findings(rule: Rule) -> list[str]:
     text, out = rule.pattern.text, []
+    if rule.pattern.is_write:
+        return _write_findings(rule)
     claude = _claude_finding(text) if rule.pattern.kind != "regex" else None
     if claude is not None:
         return [claude]
@@ -108,6 +127,8 @@ def _shadow_findings(source: PolicySource) -> list[Problem]:
         for other in candidates:
             if other is rule or other.subject not in held or other.tenant not in tenants:
                 continue
+            if other.pattern.is_write != rule.pattern.is_write:
+                continue  # a write rule never decides a command, nor the other way round
             same = (other.subject, other.tenant, other.pattern.text) == (
                 rule.subject, rule.tenant, rule.pattern.text)
             if same and other.effect == rule.effect and other.order < rule.order:

@@ -34,6 +34,7 @@ from functools import lru_cache
 from typing import Any
 
 REGEX_PREFIX = "re:"
+WRITE_PREFIX = "write:"
 _FLAGS = re.DOTALL
 
 
@@ -51,7 +52,7 @@ class Pattern:
     """
 
     text: str
-    kind: str  # "exact" | "prefix" | "glob" | "regex"
+    kind: str  # "exact" | "prefix" | "glob" | "regex" | "write" (a file, not a command)
     exact: str | None
     regex: re.Pattern[str] | None
     key: str | None
@@ -68,8 +69,15 @@ class Pattern:
                 return regex.fullmatch(canonical) is not None
         return self.matches(canonical)
 
+    @property
+    def is_write(self) -> bool:
+        """A ``write:GLOB`` rule: it decides files written, never a command."""
+        return self.kind == "write"
+
     def matches(self, command: str) -> bool:
-        """Whether the whole of ``command`` matches (never a substring of it)."""
+        """Whether the whole of ``command`` matches (never a substring of it).
+
+        A write pattern matches a write's text (:func:`write_texts`) only."""
         if self.exact is not None:
             return command == self.exact
         if self.prefix is not None:
@@ -138,6 +146,8 @@ def compile_pattern(text: str) -> Pattern:
     """
     if text == "":
         raise PatternError("empty pattern (use '*' to match every command)")
+    if text.startswith(WRITE_PREFIX):
+        return Pattern(text, "write", None, write_regex(text[len(WRITE_PREFIX) :]), None)
     if text.startswith(REGEX_PREFIX):
         source = text[len(REGEX_PREFIX) :]
         if source == "":
@@ -153,3 +163,96 @@ def compile_pattern(text: str) -> Pattern:
     if text.endswith(" *") and "*" not in text[:-2]:
         return Pattern(text, "prefix", None, None, key, prefix=text[:-2])
     return Pattern(text, "glob", None, re.compile(glob_to_regex(text), _FLAGS), key)
+
+
+#: What a write's text starts with when it is matched against the rules. A NUL
+#: never reaches the rules from a command (the input guard denies it), so no
+#: command can match a write rule, and no write a command rule.
+WRITE_MARK = "\x00write:"
+
+
+def write_texts(relative: str | None, absolute: str) -> tuple[str, ...]:
+    """The texts a write is matched as: workspace-relative (when inside it) and absolute."""
+    if relative is None:
+        return (WRITE_MARK + absolute,)
+    return (WRITE_MARK + relative, WRITE_MARK + absolute)
+
+
+def write_regex(glob: str) -> re.Pattern[str]:
+    """A gitignore-style GLOB as a regex over :func:`write_texts`.
+
+    Relative to the workspace root unless it starts with ``/``; without a ``/``
+    but a trailing one it matches at any depth (``*.lock``); ``**`` spans
+    directories (``**/x``, ``a/**/b``, ``src/**``); ``*``, ``?`` and ``[…]`` stay
+    within one name; a trailing ``/`` is a directory. Like gitignore, a pattern
+    matching a directory matches everything below it. A relative pattern never
+    matches an absolute text and the other way round.
+    """
+    if not glob or glob.strip() != glob:
+        raise PatternError(f"write pattern {glob!r}: empty or with blanks around it")
+    if glob.startswith("!"):
+        raise PatternError(
+            f"write pattern {glob!r}: negation is not supported (write a deny or ask rule)"
+        )
+    absolute = glob.startswith("/")
+    body = glob.rstrip("/") or "/"
+    if not absolute and "/" not in body:
+        body = "**/" + body  # gitignore: a bare name matches at any depth
+    elif not absolute:
+        body = body.lstrip("/")
+    if any(part in (".", "..") for part in body.split("/")):
+        raise PatternError(f"write pattern {glob!r}: '.' and '..' are not path names here")
+    source = _glob_path(body)
+    tail = "" if body.endswith("**") else "(?:/.*)?"  # a directory matched: all below it
+    head = re.escape(WRITE_MARK) + ("" if absolute else "(?!/)")
+    try:
+        return re.compile(head + source + tail, _FLAGS)
+    except re.error as exc:
+        raise PatternError(f"write pattern {glob!r}: {exc}") from exc
+
+
+def _glob_path(glob: str) -> str:
+    """The regex of a path glob: ``**`` spans names, ``*``/``?``/``[…]`` one name."""
+    out: list[str] = []
+    parts = glob.split("/")
+    last = len(parts) - 1
+    for index, part in enumerate(parts):
+        if part == "**":
+            if index == last:
+                out.append("[^/].*" if index == 0 else ".+")  # everything below
+            else:
+                out.append("(?:[^/]+/)*")  # zero or more whole names
+            continue
+        out.append(_glob_name(part))
+        if index != last:
+            out.append("/")
+    return "".join(out)
+
+
+def _glob_name(part: str) -> str:
+    out: list[str] = []
+    i, n = 0, len(part)
+    while i < n:
+        char = part[i]
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            end = part.find("]", i + 2)
+            if end == -1:
+                out.append(re.escape(char))
+            else:
+                inner = part[i + 1 : end]
+                if inner.startswith("!"):
+                    inner = "^" + inner[1:]
+                out.append("[" + inner.replace("\\", "\\\\") + "]")
+                out.append("(?<!/)")
+                i = end
+        elif char == "\\" and i + 1 < n:
+            i += 1
+            out.append(re.escape(part[i]))
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return "".join(out)

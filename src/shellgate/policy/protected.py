@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from shellgate.config import Config
 from shellgate.hookspecs import hookimpl
 from shellgate.models import CallInfo, Decision, Segment
+from shellgate.policy import later_code
 from shellgate.policy.gate_files import store_files, token_files
 
 LAYER = "protected-paths"
@@ -188,6 +189,15 @@ class ProtectedPathsLayer:
             entries.append(Protected(os.path.join(workspace, expanded), "configured"))
         self._fixed = self._expand(entries)
         self._rc_names = SHELL_RC_FILES
+        pol = config.policy
+        self.run_later = later_code.places(
+            later_code.RUN_LATER_PATHS if pol.run_later_paths is None else pol.run_later_paths
+        )
+        self.run_later_ask = later_code.places(
+            later_code.RUN_LATER_ASK_PATHS
+            if pol.run_later_ask_paths is None
+            else pol.run_later_ask_paths
+        )
 
     @staticmethod
     def _expand(entries: Sequence[Protected]) -> tuple[Protected, ...]:
@@ -227,7 +237,7 @@ class ProtectedPathsLayer:
                     layer=LAYER,
                     rule=f"{LAYER}:gate-admin",
                 )
-        for target in segment.writes:
+        for target in segment.write_paths:
             hit = self.protects(target, call)
             if hit is not None:
                 shown = target if target == hit.path else f"{target}' (that is '{hit.path}"
@@ -238,4 +248,55 @@ class ProtectedPathsLayer:
                     layer=LAYER,
                     rule=f"{LAYER}:{hit.why}",
                 )
+        return self._run_later(call, segment) or self._mentioned(call, segment)
+
+    def _mentioned(self, call: CallInfo, segment: Segment) -> Decision | None:
+        """A protected path (or a place that runs code later) named inside code the
+        segment runs (``python -c 'open(".git/hooks/x", "w")'``): it may write it."""
+        for word in segment.mentions:
+            base = segment.cwd or call.workdir
+            target = os.path.join(base, os.path.expanduser(word))
+            hit = self.protects(target, call)
+            place = None
+            if hit is None:
+                for spelled in _spellings(target):
+                    place = later_code.hit(spelled, call.workspace, self.home, self.run_later)
+                    if place is not None:
+                        break
+            if hit is None and place is None:
+                continue
+            what = f"the protected path '{hit.path}'" if hit is not None else \
+                f"'{word}', a place that runs code later"
+            return Decision(
+                effect="ask",
+                reason=f"code it runs names {what}, which it may write; a person must "
+                "approve this, whatever the rules say",
+                layer=LAYER,
+                rule=f"{LAYER}:mentioned",
+            )
         return None
+
+    def _run_later(self, call: CallInfo, segment: Segment) -> Decision | None:
+        """Deny (or ask) writes to places that run code later (:mod:`.later_code`)."""
+        asked: Decision | None = None
+        for target in segment.write_paths:
+            for spelled in _spellings(os.path.join(call.workdir, target)):
+                for places, effect in ((self.run_later, "deny"), (self.run_later_ask, "ask")):
+                    place = later_code.hit(spelled, call.workspace, self.home, places)
+                    if place is None:
+                        continue
+                    decision = Decision(
+                        effect="deny" if effect == "deny" else "ask",
+                        reason=f"writes '{target}', a place that runs code later "
+                        f"('{place.entry}': another program runs what is written there when "
+                        "a person or the host next touches the repository); "
+                        + ("it cannot be written through the gate, whatever the rules say"
+                           if effect == "deny"
+                           else "writing it needs a person's approval, whatever the rules say"),
+                        layer=LAYER,
+                        rule=f"{LAYER}:run-later" if effect == "deny" else f"{LAYER}:run-later-ask",
+                    )
+                    if effect == "deny":
+                        return decision
+                    asked = asked or decision
+        return asked

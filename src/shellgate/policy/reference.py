@@ -15,7 +15,7 @@ from typing import Any
 
 from shellgate.models import STRICTNESS
 from shellgate.policy.loader import SHIPPED_MODEL, PolicySource, Rule
-from shellgate.policy.patterns import Pattern
+from shellgate.policy.patterns import WRITE_MARK, Pattern
 
 #: Marks a request as a canonical form (a NUL never reaches the rules: the input
 #: guard denies it), so casbin's matcher calls ``Pattern.matches_canonical``.
@@ -52,6 +52,8 @@ class ReferenceEnforcer:
             if compiled is None:
                 return False
             text = str(command)
+            if text.startswith(WRITE_MARK) != compiled.is_write:
+                return False  # a write meets write rules only, a command command rules only
             if text.startswith(CANONICAL_MARK):
                 return compiled.matches_canonical(text[len(CANONICAL_MARK) :])
             return compiled.matches(text)
@@ -68,6 +70,27 @@ class ReferenceEnforcer:
         enforcer.add_named_domain_matching_func("g", _tenant_match)
         enforcer.build_role_links()
         self._enforcer = enforcer
+
+    def best_naming(self, subject: str, tenant: str, text: str, probe: str) -> Rule | None:
+        """The first allow rule matching ``text`` but not ``probe`` (``Segment.via``):
+        casbin's ``enforce`` reports one match only, so this walks the rules in
+        casbin's order for the roles casbin's role manager gives the subject."""
+        roles = {subject, *self._enforcer.get_implicit_roles_for_user(subject, tenant)}
+        if tenant != "*":
+            roles |= set(self._enforcer.get_implicit_roles_for_user(subject, "*"))
+        ordered = sorted(self.source.rules, key=lambda r: (-STRICTNESS[r.effect], r.order))
+        for rule in ordered:
+            if (rule.effect == "allow" and not rule.pattern.is_write and rule.subject in roles
+                    and rule.tenant in (tenant, "*") and rule.pattern.matches(text)
+                    and not rule.pattern.matches(probe)):
+                return rule
+        return None
+
+    def best_write(
+        self, subject: str, tenant: str, text: str, *, allow: bool = True
+    ) -> Rule | None:
+        """The first ``write:`` rule casbin matches for a write text."""
+        return self.best(subject, tenant, text, allow=allow)
 
     def best(
         self, subject: str, tenant: str, text: str, *, allow: bool = True, canonical: bool = False

@@ -325,6 +325,27 @@ class ProtectedReadsLayer:
 
     @hookimpl
     def shellgate_check(self, call: CallInfo, segment: Segment) -> Decision | None:
+        for write in segment.writes:
+            secret = self.names(write.path, call, "/")
+            if secret is not None:
+                return Decision(
+                    effect="ask",
+                    reason=f"writes '{write.target}' in the secret path '{secret.shown}' "
+                    f"({write.how}); writing a secret needs a person's approval, whatever "
+                    "the rules say",
+                    layer=LAYER,
+                    rule=f"{LAYER}:{secret.shown}",
+                )
+        for word in segment.mentions:
+            secret = self.names(os.path.expanduser(word), call, segment.cwd)
+            if secret is not None:
+                return Decision(
+                    effect="ask",
+                    reason=f"code it runs names '{word}' in the secret path '{secret.shown}'; "
+                    "reading a secret needs a person's approval, whatever the rules say",
+                    layer=LAYER,
+                    rule=f"{LAYER}:{secret.shown}",
+                )
         for word in read_words(segment):
             secret = self.names(word, call, segment.cwd)
             if secret is not None:

@@ -2,7 +2,9 @@
 
 1. input guard (run by :class:`~shellgate.decider.Decider` before parsing)
 2. command analysis     3. protected paths     4. protected reads (secrets)
-5. casbin rules         6. configured plugins  7. closing default (in the engine)
+5. repositories (git run in a repository other than the workspace's)
+6. casbin rules         7. write rules (the same sets' ``write:`` rules)
+8. configured plugins   9. closing default (in the engine)
 
 Every failure here (a policy set that does not load, an unknown plugin) raises at
 start-up: the gate never runs with a layer silently missing. A policy store that
@@ -19,7 +21,9 @@ from shellgate.policy.builtin import AnalysisLayer
 from shellgate.policy.casbin_layer import CasbinLayer
 from shellgate.policy.plugins import register_plugins
 from shellgate.policy.protected import ProtectedPathsLayer
+from shellgate.policy.repositories import RepositoriesLayer
 from shellgate.policy.secrets import ProtectedReadsLayer
+from shellgate.policy.write_rules import WriteRulesLayer
 
 
 def register_layers(pm: pluggy.PluginManager, config: Config) -> None:
@@ -34,11 +38,15 @@ def register_layers(pm: pluggy.PluginManager, config: Config) -> None:
     pm.register(protected, name=protected.name)
     reads = ProtectedReadsLayer(config)
     pm.register(reads, name=reads.name)
+    repositories = RepositoriesLayer()
+    pm.register(repositories, name=repositories.name)
     pol = config.policy
     # With a store and no explicit [policy] paths, the store alone: the packaged
     # default set is not added (docs/fleet.md).
     paths = () if pol.store is not None and config.default_policy is not None else pol.paths
     rules = CasbinLayer(paths, store=pol.store, store_sets=pol.store_sets)
     pm.register(rules, name=rules.name)
+    writes = WriteRulesLayer(rules, pol.default)
+    pm.register(writes, name=writes.name)
     register_plugins(pm, config.policy.plugins)
 

@@ -93,6 +93,7 @@ def run_cases(directory: Path, config: Config, cases: list[Case]) -> list[Outcom
     from shellgate.decider import Decider
     from shellgate.policy.casbin_layer import CasbinLayer, PolicyEngine
     from shellgate.policy.reference import ReferenceEnforcer
+    from shellgate.policy.write_rules import texts
 
     paths = (directory,)
     policy = config.policy.model_copy(update={"paths": paths, "store": None})  # the set alone
@@ -102,8 +103,10 @@ def run_cases(directory: Path, config: Config, cases: list[Case]) -> list[Outcom
     assert isinstance(layer, CasbinLayer)
     engine = layer.engine
     reference = PolicyEngine([ReferenceEnforcer(i.source) for i in engine.indexes])
-    workdir = os.path.realpath(os.getcwd())
+    # Decided from the workspace root, wherever `policy test` runs: a row's answer
+    # must not depend on the directory (and the repository) it is run from.
     workspace = os.path.realpath(config.executor.workspace)
+    workdir = workspace
     outcomes: list[Outcome] = []
     for case in cases:
         call = CallInfo(tool="bash", command=case.command, subject=case.subject,
@@ -119,5 +122,15 @@ def run_cases(directory: Path, config: Config, cases: list[Case]) -> list[Outcom
             if mine != casbin:
                 disagreement = (f"the index decided '{sv.segment.command}' by {mine} but "
                                 f"casbin's enforce by {casbin} (a shellgate bug: please report)")
+            for write in sv.segment.writes:
+                shown, physical, lexical = texts(call, write)
+                ours_w = engine.match_write(case.subject, case.tenant, physical, lexical)
+                theirs_w = reference.match_write(case.subject, case.tenant, physical, lexical)
+                if ours_w != theirs_w:
+                    disagreement = (
+                        f"the index decided writing '{shown}' by "
+                        f"{ours_w.ref if ours_w else None} but casbin's enforce by "
+                        f"{theirs_w.ref if theirs_w else None} (a shellgate bug: please report)"
+                    )
         outcomes.append(Outcome(case, verdict, disagreement))
     return outcomes

@@ -30,6 +30,7 @@ from shellgate.shell.argv.spellings import respellings
 from shellgate.shell.finish import assignment_findings, finish
 from shellgate.shell.reader import _parser, misreads
 from shellgate.shell.reader.drafts import Draft, Sink
+from shellgate.shell.reader.heredoc_lexer import prepare
 from shellgate.shell.reader.walker import Walker
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -109,6 +110,10 @@ def _freeze(draft: Draft, whole: tuple[str, ...]) -> Segment:
         writes=tuple(draft.writes),
         canonical=tuple(draft.canonical),
         cwd=draft.cwd,
+        repositories=tuple(draft.repositories),
+        mentions=tuple(dict.fromkeys(draft.mentions)),
+        via=draft.via,
+        via_at=draft.via_at,
     )
 
 
@@ -166,6 +171,8 @@ def _analyse(
             "(a shell may read it differently)"
         )
     source = misreads.closed(source)
+    display = source
+    source, heredocs = prepare(source)
     root = _parser.parse(source)
     nodes = root.descendant_count
     if nodes > max_nodes:
@@ -176,10 +183,10 @@ def _analyse(
         raw = Segment(text=command[:200], argv=(), findings=(why,))
         return Analysis(command=command, segments=(raw,), findings=(why,), refused=why)
     if root.has_error:
-        for finding in _parse_errors(root, source):
+        for finding in _parse_errors(root, display):
             sink.note(finding)
     try:
-        Walker(source, sink, (), 0).run(root)
+        Walker(source, sink, (), 0, heredocs=heredocs, display=display).run(root)
     except RecursionError:
         sink.note("command nested too deeply to analyse")
     if sink.refused is not None:

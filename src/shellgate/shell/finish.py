@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from shellgate.models import Write
 from shellgate.shell import catalog
 from shellgate.shell.argv.spellings import resolve, resolved_operands, respellings
 from shellgate.shell.catalog.entry import Reading
 from shellgate.shell.catalog.environment import SAFE_ASSIGNMENTS, check_subscript
+from shellgate.shell.catalog.inline_code import read_code
 from shellgate.shell.forms import read_argv
 from shellgate.shell.reader.drafts import Argv, Draft, Nested, Sink
 
@@ -49,10 +51,18 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
             check_subscript(value, f"value of {name}", later)
             findings.extend(later.findings)
             payloads.extend(later.payloads)
-    operands: tuple[str, ...] = ()
+    operands: tuple[tuple[str, str], ...] = ()
+    links: tuple[tuple[str, str, bool], ...] = ()
     if draft.argv:
         read = read_argv(draft.argv)
-        forms, operands, outputs = read.forms, read.writes, read.outputs
+        forms, operands, links = read.forms, read.writes, read.links
+        draft.repositories = [
+            _through_links(resolve(where, sink.cwd), sink.links) for where in read.repositories
+        ]
+        if read.repositories and not sink.cwd_known:
+            findings.append(
+                "runs git in a directory a 'cd' made unknown (its repository is not known)"
+            )
         draft.forms = list(forms)
         draft.canonical = list(read.canonical)
         known = set(forms)
@@ -62,14 +72,14 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
                     known.add(form)
                     draft.forms.append(form)
         findings.extend(read.findings)
-        for target in outputs:
-            where = resolve(target, sink.cwd)
-            if not sink.cwd_known or not _inside(where, sink.workdir):
-                findings.append(f"'{draft.argv[0]}' writes '{target}' outside the workdir")
         payloads.extend(read.payloads)
         payloads.extend(read.programs)
         if read.stdin_shell:
             payloads.extend(("stdin script", content) for content in stdin_texts if content)
+        draft.mentions = list(read.mentions)
+        if read.stdin_code is not None:
+            _stdin_code(draft, read.stdin_code, stdin_texts, findings)
+        draft.output = list(stdin_texts) if read.echoes_stdin and stdin_texts else None
         if sink.cwd != sink.workdir and sink.cwd_known and operands:
             # After a `cd`, a relative operand names another file than the rule expects.
             for form in forms:
@@ -82,6 +92,7 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
                             if other not in draft.forms:
                                 draft.forms.append(other)
     _writes(draft, sink, operands)
+    _links(sink, links)
     draft.cwd = sink.cwd if sink.cwd_known else ""  # before its own cd moves the shell
     _track_cd(draft, sink)
     # Keep order, drop repeats: one construct seen through several forms is one finding.
@@ -89,33 +100,86 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
     return list(dict.fromkeys(payloads))
 
 
-def _writes(draft: Draft, sink: Sink, operands: Sequence[str]) -> None:
-    targets = [r.target for r in draft.redirects if r.is_write]
+def _stdin_code(
+    draft: Draft, language: str, stdin_texts: Sequence[str], findings: list[str]
+) -> None:
+    """Code read from stdin: a known body is read as the language's code (the
+    program's own, covered by its allow); an unknown one cannot be read."""
+    name = draft.argv[0]
+    if not stdin_texts:
+        findings.append(f"'{name}' reads code from stdin the analysis cannot see")
+        return
+    for text in stdin_texts:
+        code = read_code(language, text, f"'{name}' stdin")
+        findings.extend(code.findings)
+        draft.mentions.extend(code.mentions)
+
+
+def _writes(draft: Draft, sink: Sink, operands: Sequence[tuple[str, str]]) -> None:
+    """Every file the draft writes, as :class:`~shellgate.models.Write` values.
+
+    A target is read from the segment's directory; a leading ``~`` or ``$HOME``
+    is read both as the home directory and as written (quoting is gone by now,
+    and bash expands only an unquoted one), so protected paths and the rules see
+    either. A target through a name the line made (``ln``) is what it names.
+    """
+    targets = [(r.target, f"redirection '{r.op}'") for r in draft.redirects if r.is_write]
     targets.extend(operands)
     if not targets:
         return
-    writes: list[str] = []
-    for target in dict.fromkeys(targets):
+    writes: dict[str, Write] = {}
+    for target, how in dict.fromkeys(targets):
+        paths: list[str] = []
         home = _home_prefix(target)
         if home:
-            # `"$HOME/.bashrc"`: the parameter expansion is a finding already; list
-            # the file it names too, so protected paths see `~/.bashrc`.
             value = os.environ.get("HOME", "")
             if value:
-                writes.append(resolve(value + target[len(home) :], sink.cwd))
+                paths.append(resolve(value + target[len(home) :], sink.cwd))
         if target.startswith("~"):
-            draft.findings.append(f"write target '{target}' uses tilde expansion")
-            # bash expands an unquoted leading ~ (the quoting is gone by now, so
-            # list both readings): `echo x >> ~/.bashrc` must meet protected paths.
             expanded = os.path.expanduser(target)
             if expanded != target:
-                writes.append(resolve(expanded, sink.cwd))
+                paths.append(resolve(expanded, sink.cwd))
         elif not target.startswith("/") and not sink.cwd_known:
             draft.findings.append(
                 f"write target '{target}' is relative to a directory a 'cd' made unknown"
             )
-        writes.append(resolve(target, sink.cwd))
-    draft.writes = list(dict.fromkeys(writes))
+        paths.append(resolve(target, sink.cwd))
+        for path in paths:
+            path = _through_links(path, sink.links)
+            writes.setdefault(path, Write(path=path, target=target, how=how))
+    draft.writes = list(writes.values())
+
+
+#: Links followed one after another before a path is taken as it stands.
+_MAX_LINK_HOPS = 16
+
+
+def _through_links(path: str, links: dict[str, str]) -> str:
+    """``path`` read through the names the line made (``ln -s ~ h``: ``h/x`` is ``~/x``)."""
+    for _ in range(_MAX_LINK_HOPS):
+        for link, named in links.items():
+            if _inside(path, link):
+                path = named + path[len(link) :]
+                break
+        else:
+            return path
+    return path
+
+
+def _links(sink: Sink, links: Sequence[tuple[str, str, bool]]) -> None:
+    """Remember the names a command made, for the writes of later commands."""
+    for link, target, symbolic in links:
+        where = resolve(link, sink.cwd)
+        # bash expands an unquoted leading ~ before ln sees it; a quoted one is rare
+        # and the expanded reading is the stricter one for later writes.
+        target = os.path.expanduser(target)
+        if symbolic and not target.startswith("/"):
+            # A symlink's relative target is read from the link's own directory.
+            named = resolve(target, os.path.dirname(where))
+        else:
+            named = resolve(target, sink.cwd)
+        if named != where:
+            sink.links[where] = _through_links(named, sink.links)
 
 
 def _home_prefix(target: str) -> str:

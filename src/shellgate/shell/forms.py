@@ -35,7 +35,17 @@ from shellgate.shell.catalog.read import basename
 MAX_FORMS = 48
 #: Most readings kept for one argv, respellings included.
 MAX_READINGS = 2 * MAX_FORMS
-_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
+#: Operands that name no file (a write there is none).
+HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
+
+
+def _first_how(writes: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """Each target once, with the first reading's account of what writes it."""
+    seen: dict[str, str] = {}
+    for target, how in writes:
+        if target not in HARMLESS_TARGETS:
+            seen.setdefault(target, how)
+    return tuple(seen.items())
 
 
 @dataclass(frozen=True)
@@ -45,10 +55,19 @@ class ArgvReading:
     payloads: tuple[tuple[str, str], ...]
     programs: tuple[Program, ...]
     stdin_shell: bool
-    #: Every path it writes or deletes, as written (operands, options, deletions).
-    writes: tuple[str, ...]
-    #: Files written through an option: fine inside the working directory only.
-    outputs: tuple[str, ...]
+    #: Every path it writes or deletes, as written (operands, options, deletions),
+    #: with what writes it: ``(target, how)``.
+    writes: tuple[tuple[str, str], ...]
+    #: Names it makes for existing files: ``(link, target, symbolic)``.
+    links: tuple[tuple[str, str, bool], ...]
+    #: Where it reads a repository's configuration (``Reading.repository``), each form's.
+    repositories: tuple[str, ...]
+    #: The language of the code it reads from stdin (``Reading.stdin_code``), if any.
+    stdin_code: str | None
+    #: Its output is its stdin (plain ``cat``).
+    echoes_stdin: bool
+    #: Path literals in code it runs.
+    mentions: tuple[str, ...]
     #: Canonical spellings (argv joined) of its forms that have a catalog entry.
     canonical: tuple[str, ...]
 
@@ -144,9 +163,11 @@ def read_argv(argv: Argv) -> ArgvReading:
     payloads = list(walk.payloads)
     stdin_shell = False
     extra_forms: list[Argv] = []
-    writes: list[str] = []
-    surprising: list[str] = []
-    outputs: list[str] = []
+    writes: list[tuple[str, str]] = []
+    links: list[tuple[str, str, bool]] = []
+    repositories: list[str] = []
+    mentions: list[str] = []
+    stdin_code: str | None = None
     canonical: list[str] = []
     for form in walk.forms:
         reading = catalog.read(form)
@@ -155,27 +176,29 @@ def read_argv(argv: Argv) -> ArgvReading:
         findings.extend(reading.findings)
         stdin_shell |= reading.stdin_shell
         extra_forms.extend(reading.forms)
-        targets = reading.writes
-        files, wiped = reading.outputs, reading.deleted
         if reading.canonical is not None:
             canonical.append(joined(reading.canonical))
-        writes.extend(targets)
-        if targets and not reading.obvious_writer:
-            surprising.extend(targets)
-        writes.extend((*files, *wiped))
-        outputs.extend(files)
-        findings.extend(f"'{form[0]}' empties or deletes '{target}'" for target in wiped)
+        name = basename(form[0])
+        writes.extend((target, f"'{name}' writes it") for target in reading.writes)
+        writes.extend((target, f"'{name}' writes a report to it") for target in reading.outputs)
+        writes.extend((target, f"'{name}' empties or deletes it") for target in reading.deleted)
+        findings.extend(f"'{form[0]}' empties or deletes '{t}'" for t in reading.deleted)
+        links.extend(reading.links)
+        mentions.extend(reading.mentions)
+        stdin_code = stdin_code or reading.stdin_code
+        if reading.repository is not None:
+            repositories.append(reading.repository)
+        writes.extend(
+            (target, f"'{name}' links it (a write to the link writes it)")
+            for _, target, symbolic in reading.links
+            if not symbolic
+        )
     forms = [*walk.forms, *(f for f in dict.fromkeys(extra_forms) if f not in walk.forms)]
     if walk.truncated:
         findings.append(
             f"too many wrapper readings (over {MAX_FORMS}; globs multiply them too); "
             "not all were checked"
         )
-    findings.extend(
-        f"writes '{target}' via its operand"
-        for target in dict.fromkeys(surprising)
-        if target not in _HARMLESS_TARGETS
-    )
     own = catalog.read(basename_form(argv))
     return ArgvReading(
         forms=tuple(forms),
@@ -183,7 +206,11 @@ def read_argv(argv: Argv) -> ArgvReading:
         payloads=tuple(dict.fromkeys(payloads)),
         programs=tuple(own.programs) if own is not None else (),
         stdin_shell=stdin_shell,
-        writes=tuple(dict.fromkeys(writes)),
-        outputs=tuple(dict.fromkeys(outputs)),
+        writes=_first_how(writes),
+        links=tuple(dict.fromkeys(links)),
+        repositories=tuple(dict.fromkeys(repositories)),
+        stdin_code=stdin_code,
+        echoes_stdin=own is not None and own.echoes_stdin and len(walk.forms) == 1,
+        mentions=tuple(dict.fromkeys(mentions)),
         canonical=tuple(dict.fromkeys(canonical)),
     )

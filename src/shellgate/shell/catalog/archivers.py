@@ -1,8 +1,9 @@
 """Catalog family: archivers and copiers (tar, zip, unzip, rsync).
 
 tar creates the file it is given (``-f``) and extracts into ``-C DIR`` or the
-current directory: both are operand-like writes (an archive's members can land
-anywhere below, so extraction stays a finding even inside the workdir). Its
+current directory: both are writes the ``write:`` rules decide, and an
+extraction is a finding too (an archive's members can land anywhere below, and
+name places that run code later). Its
 program options run code: ``-I``/``--use-compress-program`` (split into
 words), ``--to-command`` and ``--checkpoint-action=exec=`` (shell strings),
 ``-F``/``--info-script`` and ``--rsh-command`` (programs). An archive named
@@ -65,6 +66,9 @@ def _tar(argv: Argv, parsed: Parsed, out: Reading) -> None:
             out.payloads.append(("tar --checkpoint-action command", command))
     if parsed.has("--remove-files"):
         out.deleted.extend(parsed.words)
+    if parsed.has("-x"):
+        where = (parsed.values("-C") or ["."])[-1]
+        out.finding(f"'{argv[0]} -x' extracts whatever paths the archive holds below '{where}'")
     if not parsed.has("--force-local"):
         for archive in parsed.values("-f"):
             _remote_archive(argv[0], archive, parsed, out)
@@ -174,6 +178,12 @@ def _unzip_writes(parsed: Parsed) -> list[str]:
     return parsed.values("-d") or ["."]
 
 
+def _unzip(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """Extraction writes whatever paths the archive's members name, below DIR."""
+    for where in _unzip_writes(parsed):
+        out.finding(f"'{argv[0]}' extracts whatever paths the archive holds below '{where}'")
+
+
 ENTRIES: tuple[Entry, ...] = (
     Entry(
         ("tar", "gtar"),
@@ -228,6 +238,7 @@ ENTRIES: tuple[Entry, ...] = (
             flag("-Z"), val("-P"), flag("-o"), flag("-n"), flag("-q", inert=True),
         ),
         writes=_unzip_writes,
+        hooks=(_unzip,),
     ),
     Entry(
         ("rsync",),

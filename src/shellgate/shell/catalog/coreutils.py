@@ -82,6 +82,46 @@ def _ln(parsed: Parsed) -> list[str]:
     return operands[-1:]
 
 
+def _base(path: str) -> str:
+    return os.path.basename(path.rstrip("/"))
+
+
+def _names_made(parsed: Parsed, sources: list[str]) -> list[tuple[str, str]]:
+    """``(link, source)`` for ln and ``cp -l/-s``: into ``-t DIR``, into the last
+    operand (as a directory, and as the name itself when there is one source),
+    or, for ``ln TARGET`` alone, a link of the same name in the cwd."""
+    into, operands = parsed.values("-t"), parsed.words
+    if into:
+        return [(os.path.join(d, _base(s)), s) for d in into for s in operands]
+    if len(operands) == 1:
+        return [(os.path.basename(operands[0].rstrip("/")) or operands[0], operands[0])]
+    last = operands[-1] if operands else ""
+    made = [(os.path.join(last, _base(s)), s) for s in sources]
+    if len(sources) == 1 and not parsed.has("-t"):
+        made.append((last, sources[0]))
+    return made
+
+
+def _ln_links(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """ln names existing files: a hard link's target is written through the link
+    (every later write), a symlink's is resolved from the link's directory."""
+    del argv
+    symbolic = parsed.has("-s")
+    sources = parsed.words[:-1] if len(parsed.words) > 1 and not parsed.values("-t") else []
+    for link, target in _names_made(parsed, sources or parsed.words[:1]):
+        out.links.append((link, target, symbolic))
+
+
+def _cp_links(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``cp -l`` hard-links and ``cp -s`` symlinks its sources instead of copying."""
+    del argv
+    if not (parsed.has("-l") or parsed.has("-s")):
+        return
+    sources = parsed.words[:-1] if not parsed.values("-t") else parsed.words
+    for link, target in _names_made(parsed, sources):
+        out.links.append((link, target, parsed.has("-s")))
+
+
 def _mode_first(parsed: Parsed) -> list[str]:
     operands = parsed.words
     if parsed.has("--reference") or not operands or not _MODE.fullmatch(operands[0]):
@@ -184,6 +224,7 @@ ENTRIES: tuple[Entry, ...] = (
         ),
         writes=_copy_writes(False),
         obvious_writer=True,
+        hooks=(_cp_links,),
     ),
     Entry(("mv",), options=(*_COPY, flag("--exchange"), flag("--no-copy")),
           writes=_copy_writes(True), obvious_writer=True),
@@ -208,6 +249,7 @@ ENTRIES: tuple[Entry, ...] = (
         ),
         writes=_ln,
         obvious_writer=True,
+        hooks=(_ln_links,),
     ),
     Entry(("touch",), options=(flag("-a"), flag("-c --no-create"), val("-d --date"), flag("-f"),
                                flag("-h --no-dereference"), flag("-m"), val("-r --reference"),
@@ -280,7 +322,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry(("cat",), options=(flag("-A --show-all"), flag("-b --number-nonblank"),
                              flag("-E --show-ends"), flag("-n --number"),
                              flag("-s --squeeze-blank"), flag("-T --show-tabs"),
-                             flag("-v --show-nonprinting"))),
+                             flag("-v --show-nonprinting")), echoes_stdin=True),
     Entry(("wc",), options=(flag("-c --bytes"), flag("-m --chars"), flag("-l --lines"),
                             flag("-L --max-line-length"), flag("-w --words"),
                             val("--files0-from"), val("--total"))),

@@ -31,6 +31,11 @@ class Program:
     label: str  # context label: "env payload", "find -exec payload"
     argv: Argv
     assignments: tuple[tuple[str, str], ...] = ()  # environment it is given (env NAME=v)
+    #: A runner's own spelling of it (``python -m pytest -q``, ``npx tsc``) and the
+    #: index of the program's word there: an allow rule naming the program through
+    #: its runner (``python -m pytest *``) covers it, one for the runner alone does not.
+    via: Argv = ()
+    via_at: int = 0
 
 
 @dataclass
@@ -54,9 +59,26 @@ class Reading:
     deleted: list[str] = field(default_factory=list)
     #: It reads shell commands from its stdin (a here-string or heredoc is parsed).
     stdin_shell: bool = False
+    #: It reads code in this language from its stdin (``python -``, ``node``):
+    #: a known stdin (a heredoc, a here-string, ``cat <<EOF |``) is read as that
+    #: code (:mod:`.inline_code`); an unknown one is a finding.
+    stdin_code: str | None = None
+    #: Its output is its stdin (``cat`` with no file), for the next command of a pipe.
+    echoes_stdin: bool = False
+    #: Path literals in code it runs (:mod:`.inline_code`): protected paths and
+    #: secrets named there ask.
+    mentions: list[str] = field(default_factory=list)
     #: The shell's directory after it (``cd``): the operand as written, ``""``
     #: for a directory the analysis cannot know; ``None`` when it changes none.
     chdir: str | None = None
+    #: Names it makes for existing files: ``(link, target, symbolic)``. A later
+    #: write to the link in the same line writes the target (``ln -s ~/.bashrc x
+    #: && echo >> x``); a hard link's target is exposed to every later write.
+    links: list[tuple[str, str, bool]] = field(default_factory=list)
+    #: It reads the configuration of the repository it runs in (git: ``core.fsmonitor``,
+    #: aliases, hooks run programs): the directory it is found from, relative to where
+    #: the command runs (``git -C DIR``), or a repository directory itself (``--git-dir``).
+    repository: str | None = None
     #: Its operands are written, and that is its whole purpose (cp, rm, touch…).
     obvious_writer: bool = False
     #: The canonical spelling of the command, for deny and ask rules (None: no entry).
@@ -123,6 +145,9 @@ class Entry:
     #: Spells the canonical words after the name itself (``None`` back: the engine's
     #: own), for words that are no option grammar: kill's ``-SIGNAL`` and pids.
     canonical_words: CanonicalWords | None = None
+    #: With no option and no file but ``-`` it prints its stdin as it is (``cat``):
+    #: the next command of a pipeline reads a heredoc it was given.
+    echoes_stdin: bool = False
     #: Respells an old-style argv as the options it stands for before it is read
     #: (``tar czf F`` is ``tar -c -z -f F``); returns the argv unchanged otherwise.
     respell: Callable[[Argv], Argv] | None = None

@@ -2,11 +2,16 @@
 
 A shell's ``-c`` string is parsed as commands (each decided on its own); one
 reading its script from stdin is a finding and gets the bare form ``(name,)``
-that policies deny (``curl … | sh``). An interpreter running code given on its
-command line (``python -c``, ``perl -e``, ``node --eval``…) or read from stdin
-is a finding: that code is not shell, so no rule can read it. A script operand
-is not: rules may match the script by name. ``python -m TOOL`` is read as
-``TOOL`` by the tool's own entry. awk and sed, whose programs are small
+that policies deny (``curl … | sh``). Code an interpreter runs itself — given
+on its command line (``python -c``, ``perl -e``, ``node --eval``…), or read
+from a stdin the analysis can see (``python - <<EOF``, ``cat <<EOF | node``) —
+is covered by the allow of that invocation (``python *`` allows ``python -c
+…``); it is read for what it visibly does beyond computing (starting programs,
+the network, native code: :mod:`.inline_code`), each a finding, and for the
+paths it names. Code from a stdin the analysis cannot see, and code in a
+language it cannot read (PowerShell, AppleScript), are findings. A script
+operand is not: rules may match the script by name. ``python -m TOOL`` is read
+as ``TOOL`` by the tool's own entry. awk and sed, whose programs are small
 languages of their own, have their entries in :mod:`.scripts`.
 
 Versioned names (``python3.12``, ``perl5.36``, ``lua5.4``) come through ``PATTERNS``.
@@ -29,7 +34,8 @@ from shellgate.shell.catalog.entry import (
     val,
     values,
 )
-from shellgate.shell.catalog.read import read
+from shellgate.shell.catalog.inline_code import read_code
+from shellgate.shell.catalog.read import add_program
 from shellgate.shell.catalog.scripts import AWK, SED, in_place
 
 #: Shells: ``-c`` payloads are parsed, and one reading its script from stdin gets
@@ -97,37 +103,56 @@ def _shell(argv: Argv, parsed: Parsed, out: Reading) -> None:
         out.forms.append((name,))
 
 
-def _stdin_code(*code: str) -> Hook:
-    """A finding when none of the ``code`` options is given and the script is stdin."""
+def _stdin_code(language: str | None, *code: str) -> Hook:
+    """When none of the ``code`` options is given and the script is stdin, the code
+    is what stdin holds: read when it is known (``Reading.stdin_code``); a finding
+    for a language the analysis cannot read."""
 
     def hook(argv: Argv, parsed: Parsed, out: Reading) -> None:
         if parsed.has(*code) or set(argv[1:]) & _VERSION_FLAGS:
             return
         if not parsed.words or _STDIN_FILE.fullmatch(parsed.words[0]):
-            out.finding(f"'{argv[0]}' {_STDIN_CODE}")
+            if language is None:
+                out.finding(f"'{argv[0]}' {_STDIN_CODE}")
+            else:
+                out.stdin_code = language
+
+    return hook
+
+
+def _code(language: str | None, *options: str) -> Hook:
+    """The code given with any of ``options`` is the program's own: read for what it
+    visibly does and the paths it names (``None``: a language not read, a finding)."""
+
+    def hook(argv: Argv, parsed: Parsed, out: Reading) -> None:
+        for hit in parsed.hits:
+            if hit.name not in options or hit.value is None:
+                continue
+            label = f"'{argv[0]} {hit.spelled.partition('=')[0]}'"
+            if language is None:
+                out.finding(f"{label} {INLINE}")
+                continue
+            code = read_code(language, hit.value, label)
+            for text in code.findings:
+                out.finding(text)
+            out.mentions.extend(code.mentions)
 
     return hook
 
 
 def _module(argv: Argv, parsed: Parsed, out: Reading) -> None:
-    """``python -m TOOL ARGS`` is ``TOOL ARGS``, read by TOOL's own entry."""
-    module = next((h.value for h in parsed.hits if h.name == "-m" and h.value), None)
-    if module is None:
+    """``python -m TOOL ARGS`` runs TOOL: a program of its own (``TOOL ARGS``,
+    read by TOOL's entry), so ``pip install *`` meets ``python -m pip install``;
+    an allow of ``python *`` does not cover it, one naming the module does
+    (``python -m pytest *``, through ``Program.via``, or ``pytest *``)."""
+    hit = next((h for h in parsed.hits if h.name == "-m" and h.value), None)
+    if hit is None or hit.value is None:
         return
-    sub = (module, *argv[parsed.end :])
-    found = read(sub)
-    if found is None:
-        return
-    for text in found.findings:
-        out.finding(text)
-    out.payloads.extend(found.payloads)
-    out.programs.extend(found.programs)
-    out.guesses.extend(found.guesses)
-    out.forms.extend(found.forms)
-    out.writes.extend(found.writes)
-    out.outputs.extend(found.outputs)
-    out.deleted.extend(found.deleted)
-    out.stdin_shell |= found.stdin_shell
+    sub = (hit.value, *argv[parsed.end :])
+    # The module's own word, when it stands alone after -m (not glued: -mpytest).
+    at = hit.at + 1 if argv[hit.at] == hit.spelled and hit.at + 1 < len(argv) else 0
+    via = argv if at and argv[at] == hit.value else ()
+    add_program(out, f"{argv[0]} -m module", sub, via=via, via_at=at if via else 0)
 
 
 def _code_in_use_line(value: str) -> bool:
@@ -144,18 +169,18 @@ _PYTHON = Entry(
     POSIX,
     canonical_name="python",  # python3, python3.12, pypy3: one name to rules
     options=(
-        val("-c", last=True, finding=INLINE),
+        val("-c", last=True),
         val("-m", last=True),
         *values("-W -X -Q --check-hash-based-pycs"),
     ),
-    hooks=(_module, _stdin_code("-c", "-m")),
+    hooks=(_module, _code("python", "-c"), _stdin_code("python", "-c", "-m")),
 )
 _PERL = Entry(
     ("perl",),
     POSIX,
     options=(
-        val("-e", finding=INLINE),
-        val("-E", finding=INLINE),
+        val("-e"),
+        val("-E"),
         val("-I"),
         optional("-M", finding="puts code in a 'use' line", when=_code_in_use_line),
         optional("-m", finding="puts code in a 'use' line", when=_code_in_use_line),
@@ -163,13 +188,13 @@ _PERL = Entry(
         *(optional(name) for name in ("-i", "-x", "-C", "-D", "-F")),
     ),
     writes=in_place("-e", "-E"),
-    hooks=(_stdin_code("-e", "-E"),),
+    hooks=(_code("perl", "-e", "-E"), _stdin_code("perl", "-e", "-E")),
 )
 _RUBY = Entry(
     ("ruby",),
     POSIX,
     options=(
-        val("-e", finding=INLINE),
+        val("-e"),
         *values(
             "-I -r -C -E --encoding --enable --disable --external-encoding "
             "--internal-encoding --dump"
@@ -177,14 +202,14 @@ _RUBY = Entry(
         *(optional(name) for name in ("-i", "-x", "-F", "-0", "-W", "-T", "-K")),
     ),
     writes=in_place("-e"),
-    hooks=(_stdin_code("-e"),),
+    hooks=(_code("ruby", "-e"), _stdin_code("ruby", "-e")),
 )
 _NODE = Entry(
     ("node", "nodejs", "bun"),
     POSIX,
     options=(
-        val("-e --eval", finding=INLINE),
-        flag("-p --print", finding=INLINE),
+        val("-e --eval"),
+        val("-p --print"),
         flag("-i --interactive", finding=_STDIN_CODE),
         val("--import", finding=INLINE, when=_data_url),
         val("--loader --experimental-loader", finding=INLINE, when=_data_url),
@@ -193,16 +218,16 @@ _NODE = Entry(
             "--redirect-warnings --icu-data-dir --openssl-config --stack-trace-limit"
         ),
     ),
-    hooks=(_stdin_code("-e", "-p"),),
+    hooks=(_code("javascript", "-e", "-p"), _stdin_code("javascript", "-e", "-p")),
 )
 _PHP = Entry(
     ("php",),
     POSIX,
     options=(
-        val("-r --run", finding=INLINE),
-        val("-B --process-begin", finding=INLINE),
-        val("-R --process-code", finding=INLINE),
-        val("-E --process-end", finding=INLINE),
+        val("-r --run"),
+        val("-B --process-begin"),
+        val("-R --process-code"),
+        val("-E --process-end"),
         val("-F --process-file"),
         val("-f --file", last=True),
         val("-d --define", finding="sets a php.ini entry (auto_prepend_file loads code)"),
@@ -212,40 +237,52 @@ _PHP = Entry(
         flag("-a --interactive", finding=_STDIN_CODE),
         *values("-t --docroot --rf --rc --re --rz --ri"),
     ),
-    hooks=(_stdin_code("-r", "-B", "-R", "-E", "-F", "-f"),),
+    hooks=(_code("php", "-r", "-B", "-R", "-E"),
+           _stdin_code("php", "-r", "-B", "-R", "-E", "-F", "-f")),
 )
 _LUA = Entry(
     ("lua", "luajit"),
     POSIX,
     options=(
-        val("-e", finding=INLINE),
+        val("-e"),
         val("-l"),
         flag("-i", finding=_STDIN_CODE),
         val("-j", finding="runs a LuaJIT control module (it can write files)"),
         val("-b", last=True, finding="saves bytecode (writes its output file)"),
         optional("-O"),
     ),
-    hooks=(_stdin_code("-e", "-b"),),
+    hooks=(_code("lua", "-e"), _stdin_code("lua", "-e", "-b")),
 )
-_INLINE_E = Entry(
-    ("Rscript", "osascript"),
+_RSCRIPT = Entry(
+    ("Rscript",),
     POSIX,
-    options=(val("-e", finding=INLINE), *values("-l -s --default-packages")),
-    hooks=(_stdin_code("-e"),),
+    options=(val("-e"), *values("-l -s --default-packages")),
+    hooks=(_code("r", "-e"), _stdin_code("r", "-e")),
+)
+_OSASCRIPT = Entry(
+    ("osascript",),
+    POSIX,
+    options=(val("-e"), *values("-l -s")),
+    hooks=(_code(None, "-e"), _stdin_code(None, "-e")),
 )
 _EXPECT = Entry(
     ("expect",),
     POSIX,
-    options=(val("-c", finding=INLINE), *values("-f -b -D")),
-    hooks=(_stdin_code("-c", "-f", "-b"),),
+    options=(val("-c"), *values("-f -b -D")),
+    hooks=(_code("tcl", "-c"), _stdin_code("tcl", "-c", "-f", "-b")),
 )
 #: No inline code option: only their stdin (an interactive prompt) is a finding.
 _PROMPTING = Entry(
-    ("tclsh", "wish", "irb", "jshell"),
+    ("tclsh", "wish"),
     POSIX,
-    options=values("-encoding -r -I --class-path --module-path --startup"),
-    hooks=(_stdin_code(),),
+    options=values("-encoding"),
+    hooks=(_stdin_code("tcl"),),
 )
+_IRB = Entry(("irb",), POSIX, options=values("-r -I"), hooks=(_stdin_code("ruby"),))
+_JSHELL = Entry(
+    ("jshell",), POSIX, options=values("--class-path --module-path --startup -R -J"),
+    hooks=(_stdin_code(None),),
+)  # fmt: skip
 
 _PS_CODE = ("command", "commandwithargs", "encodedcommand")
 _PS_VALUES = ("file", "executionpolicy", "workingdirectory", "inputformat", "outputformat",
@@ -296,17 +333,81 @@ def _powershell(argv: Argv, parsed: Parsed, out: Reading) -> None:
 
 
 def _deno_eval(argv: Argv, parsed: Parsed, out: Reading) -> None:
-    del argv, parsed
-    out.finding(f"'deno eval' {INLINE}")
+    """``deno eval CODE``: the code is its first operand."""
+    code = read_code("javascript", parsed.words[0], "'deno eval'") if parsed.words else None
+    if code is None:
+        out.finding(f"'deno eval' {_STDIN_CODE}")
+        return
+    for text in code.findings:
+        out.finding(text)
+    out.mentions.extend(code.mentions)
+
+
+#: Options of the SQL shells whose value is SQL they run.
+_SQL_OPTIONS = frozenset({"-c", "--command", "-e", "--execute", "-cmd"})
+#: Options that take a value (the database, the user …) rather than being flags.
+_SQL_VALUES = frozenset({"-d", "--dbname", "-h", "--host", "-p", "--port", "-U", "--username",
+                         "-u", "--user", "-D", "--database", "-f", "--file", "-init",
+                         "-separator", "-nullvalue", "-newline", "-o", "--output", "-v",
+                         "--set", "-L", "--log-file", "-P", "--pset", "-F", "-R",
+                         "--defaults-file", "-S", "--socket"})  # fmt: skip
+
+
+def _database_file(operand: str) -> str:
+    """The file a sqlite3/duckdb database operand names (``file:PATH?mode=rw`` is
+    PATH; ``:memory:`` and an empty name are none)."""
+    if operand.startswith("file:"):
+        operand = operand[len("file:") :].split("?", 1)[0].split("#", 1)[0]
+        if operand.startswith("//"):  # file://HOST/PATH: the path after the authority
+            operand = "/" + operand[2:].split("/", 1)[-1] if "/" in operand[2:] else ""
+    return "" if operand in ("", ":memory:") else operand
 
 
 def _sql_shell(argv: Argv, parsed: Parsed, out: Reading) -> None:
-    """``sqlite3 DB SQL``, ``psql -c SQL``, or either reading SQL from stdin: SQL
-    shells run programs (sqlite3 ``.shell``/``.system`` and ``load_extension``, psql
-    ``\\!``, mysql ``system``), so their SQL is code no rule can read."""
+    """``sqlite3 DB SQL``, ``psql -c SQL``, ``mysql -e SQL``, or SQL from stdin:
+    the SQL is the shell's own code, read for what runs programs, loads
+    extensions or writes files (``.shell``, ``\\!``, ``COPY … PROGRAM``,
+    ``.output``…, :mod:`.inline_code`), each a finding; plain SQL is covered by
+    the allow of the shell (``sqlite3 -readonly db 'SELECT …'``)."""
+    del parsed
     if set(argv[1:]) & _VERSION_FLAGS:
         return
-    out.finding(f"'{argv[0]}' runs SQL, and SQL shells run programs (.shell, \\!, system)")
+    name, sqlite = argv[0], argv[0] in ("sqlite3", "duckdb")
+    sql: list[str] = []
+    operands: list[str] = []
+    script = False
+    i = 1
+    while i < len(argv):
+        word = argv[i]
+        flag_name, eq, glued = word.partition("=")
+        if flag_name in _SQL_OPTIONS:
+            value = glued if eq else (argv[i + 1] if i + 1 < len(argv) else "")
+            sql.append(value)
+            i += 1 if eq else 2
+            continue
+        if flag_name in _SQL_VALUES:
+            script |= flag_name in ("-f", "--file", "-init")
+            i += 1 if eq else 2
+            continue
+        if not word.startswith("-"):
+            operands.append(word)
+        i += 1
+    if script:
+        out.finding(f"'{name}' runs SQL from a file the analysis cannot see (SQL shells "
+                    "run programs: .shell, \\!, system)")
+    if sqlite and operands and "-readonly" not in argv:
+        database = _database_file(operands[0])
+        if database:
+            out.writes.append(database)  # SQL writes its database (UPDATE, CREATE…)
+    if sqlite and len(operands) > 1:
+        sql.extend(operands[1:])  # sqlite3 DB SQL…: each operand is SQL it runs
+    for text in sql:
+        code = read_code("sql", text, f"'{name}'")
+        for finding in code.findings:
+            out.finding(finding)
+        out.mentions.extend(code.mentions)
+    if not sql and not script and not (sqlite and len(operands) > 1):
+        out.stdin_code = "sql"
 
 
 ENTRIES: tuple[Entry, ...] = (
@@ -323,15 +424,19 @@ ENTRIES: tuple[Entry, ...] = (
         hooks=(_shell,),
     ),
     _NODE,
-    _INLINE_E,
+    _IRB,
+    _JSHELL,
+    _RSCRIPT,
+    _OSASCRIPT,
     _EXPECT,
     _PROMPTING,
     Entry(("pwsh", "powershell", "pwsh.exe", "powershell.exe"), hooks=(_powershell,),
           no_canonical=True, canonical_drops_options=True),
     Entry(("deno",), POSIX, (val("-L --log-level"),), subcommands={
         "eval": Entry(("eval",), CLAP, hooks=(_deno_eval,)),
-        "repl": Entry(("repl",), CLAP, (val("--eval", finding=INLINE),
-                                        val("--eval-file", finding="runs code from files first"))),
+        "repl": Entry(("repl",), CLAP, (val("--eval"),
+                                        val("--eval-file", finding="runs code from files first")),
+                      hooks=(_code("javascript", "--eval"),)),
     }),
     Entry(("sqlite3", "psql", "mysql", "mariadb", "duckdb"), hooks=(_sql_shell,),
           no_canonical=True, canonical_drops_options=True),

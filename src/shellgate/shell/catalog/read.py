@@ -93,6 +93,8 @@ def apply(
         _operand_writes(entry, literal, out)
     _operand_writes(entry, parsed, out)
     out.obvious_writer |= entry.obvious_writer
+    if entry.echoes_stdin and not parsed.hits and all(w == "-" for w in parsed.words):
+        out.echoes_stdin = True
     if entry.runs is not None:
         _wrapper(argv, entry, parsed, out)
     # An entry may name its versions one way for rules (`python3.11` is
@@ -157,16 +159,23 @@ def _option(name: str, hit: Hit, out: Reading, *, reports: bool, roles_only: boo
 
 
 def add_program(
-    out: Reading, label: str, argv: Sequence[str], assignments: Sequence[tuple[str, str]] = ()
+    out: Reading,
+    label: str,
+    argv: Sequence[str],
+    assignments: Sequence[tuple[str, str]] = (),
+    *,
+    via: Sequence[str] = (),
+    via_at: int = 0,
 ) -> None:
     """A program ``out``'s command runs: its own segment, and a finding if the
-    program is not a literal name (find's ``{}``, a variable)."""
+    program is not a literal name (find's ``{}``, a variable). ``via``/``via_at``:
+    a runner's spelling of it (see :class:`Program`)."""
     program = tuple(argv)
     if not program:
         return
     if _NOT_LITERAL.search(program[0]) or not program[0]:
         out.finding(f"runs a program not known until it runs ('{program[0][:40]}', {label})")
-    out.programs.append(Program(label, program, tuple(assignments)))
+    out.programs.append(Program(label, program, tuple(assignments), tuple(via), via_at))
 
 
 def _operand_writes(entry: Entry, parsed: Parsed, out: Reading) -> None:

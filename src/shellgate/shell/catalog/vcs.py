@@ -387,6 +387,9 @@ def _git(argv: Argv, parsed: Parsed, out: Reading) -> None:
     base = ""
     for directory in parsed.values("-C"):
         base = _join(base, directory)
+    if not (set(argv[1:2]) & {"--version", "version", "help", "--help", "-h"}):
+        git_dir = parsed.values("--git-dir")
+        out.repository = _join(base, git_dir[-1]) if git_dir else (base or ".")
     if base:
         out.outputs[:] = [_join(base, target) for target in out.outputs]
         out.writes[:] = [_join(base, target) for target in out.writes]

@@ -10,6 +10,7 @@ dropped because the loop body's own use of the variable is a finding already.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -71,19 +72,51 @@ def pipeline(walker: Walker, node: Node, extra: Extra | None) -> None:
     saved = (walker.ctx, walker.sink.cwd, walker.sink.cwd_known)
     walker.ctx = (*saved[0], "pipeline")
     try:
+        output: list[str] | None = None
         for index, part in enumerate(parts):
             # Every element of a pipeline runs in a subshell: a cd there does not last.
+            walker.piped, walker.last = output, None
             walker.statement(part, extra if index == len(parts) - 1 else None)
             walker.sink.cwd, walker.sink.cwd_known = saved[1], saved[2]
+            # What a plain command printed, when known, is the next one's stdin.
+            simple = part.type in ("command", "redirected_statement")
+            output = walker.last.output if simple and walker.last is not None else None
+        walker.piped = None
     finally:
         walker.ctx = saved[0]
+
+
+#: A gap between a command and its redirections holding only blanks and continuations.
+_BLANK_GAP = re.compile(rb"(?:[ \t]|\\\n)*")
+#: What tree-sitter-bash 0.25 drops there: a lone ``-`` before ``2>f`` or ``<<EOF``.
+_DROPPED = re.compile(rb"(?:[ \t]|\\\n)*(-)(?:[ \t]|\\\n)*")
+
+
+def _dropped_word(walker: Walker, previous: Node | None, child: Node, own: Extra) -> None:
+    """A word tree-sitter left out of every node (``cmd - 2>&1`` reads ``cmd``): a
+    lone ``-`` is the argument bash sees; anything else is a finding."""
+    if previous is None or child.start_byte <= previous.end_byte:
+        return
+    gap = walker.source[previous.end_byte : child.start_byte]
+    if _BLANK_GAP.fullmatch(gap):
+        return
+    if _DROPPED.fullmatch(gap) is not None:
+        own.arguments.append("-")
+    else:
+        skipped = gap.decode("utf-8", "replace").strip()[:40]
+        own.findings.append(
+            f"the parser skipped '{skipped}' between a command and its redirections"
+        )
 
 
 def redirected(walker: Walker, node: Node, extra: Extra | None) -> None:
     body = node.child_by_field_name("body")
     own = Extra()
     pending: list[Node] = []
+    previous: Node | None = None
     for child in node.children:
+        _dropped_word(walker, previous, child, own)
+        previous = child
         if child.type in REDIRECT_TYPES:
             read_redirect(walker, child, own, pending)
     own = own.merged(extra)

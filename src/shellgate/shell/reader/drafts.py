@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from shellgate.models import Redirect
+from shellgate.models import Redirect, Write
 
 Argv = tuple[str, ...]
 
@@ -26,6 +26,10 @@ class Runs(Protocol):
     def argv(self) -> Argv: ...
     @property
     def assignments(self) -> tuple[tuple[str, str], ...]: ...
+    @property
+    def via(self) -> Argv: ...
+    @property
+    def via_at(self) -> int: ...
 
 
 #: What a finished command hands back: a shell string to parse (label, source),
@@ -42,7 +46,7 @@ class Draft:
     redirects: list[Redirect] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
     forms: list[Argv] = field(default_factory=list)
-    writes: list[str] = field(default_factory=list)
+    writes: list[Write] = field(default_factory=list)
     #: Canonical spellings of its forms (deny and ask rules match them too).
     canonical: list[str] = field(default_factory=list)
     #: Deny-side readings of a dynamic argv: expansions empty (words they empty
@@ -50,6 +54,16 @@ class Draft:
     readings: list[Argv] = field(default_factory=list)
     #: The directory it runs in ("" unknown: a ``cd`` the analysis cannot follow).
     cwd: str | None = None
+    #: Where it reads a repository's configuration (absolute; see ``Segment``).
+    repositories: list[str] = field(default_factory=list)
+    #: Path literals in code it runs (see ``Segment``).
+    mentions: list[str] = field(default_factory=list)
+    #: A runner's spelling of this program and the index of its word (``Segment.via``).
+    via: Argv = ()
+    via_at: int = 0
+    #: What it prints when that is its stdin (``cat <<EOF |``): the next command of
+    #: a pipeline reads it (``None``: not known).
+    output: list[str] | None = None
 
 
 @dataclass
@@ -59,6 +73,8 @@ class Extra:
     redirects: list[Redirect] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
     stdin_texts: list[str] = field(default_factory=list)  # here-string/heredoc contents
+    #: Words after a redirection's target: the command's arguments (``cmd > f x``).
+    arguments: list[str] = field(default_factory=list)
 
     def merged(self, other: Extra | None) -> Extra:
         if other is None:
@@ -67,6 +83,7 @@ class Extra:
             self.redirects + other.redirects,
             self.findings + other.findings,
             self.stdin_texts + other.stdin_texts,
+            self.arguments + other.arguments,
         )
 
 
@@ -103,6 +120,9 @@ class Sink:
     cwd_known: bool = True
     #: Drafts already made for a command text in one place (see Walker._command).
     memo: dict[tuple[object, ...], tuple[list[Draft], str, bool]] = field(default_factory=dict)
+    #: Names the line made for files (``ln``, ``cp -l/-s``): absolute link path →
+    #: absolute path it names. Later writes through a link write what it names.
+    links: dict[str, str] = field(default_factory=dict)
     #: A misreading survived the re-read: add the rough forms (as for a parse error).
     unresolved: bool = False
     #: Why the command is too large to analyse (a re-read over the node budget).

@@ -15,6 +15,7 @@ from tree_sitter import Node
 from shellgate.models import Redirect
 from shellgate.shell.reader._parser import text
 from shellgate.shell.reader.drafts import Extra
+from shellgate.shell.reader.heredoc_lexer import Heredoc
 from shellgate.shell.reader.heredocs import (
     backtick_spans,
     bash_body_end,
@@ -54,6 +55,7 @@ def read_redirect(walker: Walker, node: Node, out: Extra, pending: list[Node]) -
     source = walker.source
     fd: int | None = None
     op = ""
+    op_at = -1
     targets: list[Node] = []
     for child in node.children:
         kind = child.type
@@ -62,13 +64,17 @@ def read_redirect(walker: Walker, node: Node, out: Extra, pending: list[Node]) -
             fd = int(raw) if raw.isdigit() else None
         elif not child.is_named:
             if not op:
-                op = kind
+                op, op_at = kind, child.start_byte
         elif kind == "ERROR":
             if op == "<" and text(source, child.start_byte, child.end_byte) == ">":
                 op = "<>"  # tree-sitter-bash 0.25 splits `N<>` into `<` and an error
             walker.sink.note(f"parse error in redirection '{walker._short(node)}'")
         elif kind in _HEREDOC_PARTS:
             continue
+        elif node.type == "heredoc_redirect" and kind in REDIRECT_TYPES:
+            # tree-sitter hangs the redirections after `<<EOF` inside the heredoc
+            # node (`cat <<EOF > f`): they are the command's own, as for bash.
+            read_redirect(walker, child, out, pending)
         elif node.type == "heredoc_redirect":
             pending.append(child)
         else:
@@ -78,9 +84,16 @@ def read_redirect(walker: Walker, node: Node, out: Extra, pending: list[Node]) -
         return
     findings: list[str] = []
     groups = group_words(source, targets, findings)
-    if len(groups) > 1:
-        walker.sink.note(f"redirection with several targets '{walker._short(node)}'")
+    # tree-sitter hangs the words after a redirection's target on the redirection
+    # (`cmd > f x y`); bash takes one word as the target and the rest are the
+    # command's arguments.
     values = [walker.words.read(group, findings).value for group in groups]
+    out.arguments.extend(values[1:])
+    lexed = walker.heredocs.get(op_at) if op == "<" else None
+    if lexed is not None:
+        out.findings.extend(findings)
+        _lexed_heredoc(walker, lexed, fd, out)
+        return
     target = values[0] if values else ""
     if node.type == "herestring_redirect":
         # A here-string is data; its expansions matter only if a shell reads it,
@@ -92,8 +105,6 @@ def read_redirect(walker: Walker, node: Node, out: Extra, pending: list[Node]) -
         # bash opens a socket itself for these names, in either direction, on any fd.
         findings.append(f"network access through {target[:8]} ('{target[:60]}')")
     write = _is_write(op, target)
-    if write:
-        findings.append(f"output redirection to '{target}'")
     out.findings.extend(findings)
     out.redirects.append(Redirect(op=op, fd=fd, target=target, is_write=write))
 
@@ -124,6 +135,21 @@ def _heredoc(walker: Walker, node: Node, op: str, fd: int | None, out: Extra) ->
     out.stdin_texts.append(content)
 
 
+def _lexed_heredoc(walker: Walker, heredoc: Heredoc, fd: int | None, out: Extra) -> None:
+    """A heredoc the lexer read (:mod:`heredoc_lexer`): its body is the command's
+    input; an unquoted one's substitutions run when bash reads it."""
+    if heredoc.joined_end:
+        out.findings.append(
+            f"heredoc delimiter '{heredoc.delimiter[:30]}' joined by backslash-newline ends "
+            "the body early; the lines after it run as commands"
+        )
+    if not heredoc.quoted:
+        walker.heredoc_body(heredoc.body)
+        backticks(walker, heredoc.body, out)
+    out.redirects.append(Redirect(op=heredoc.op, fd=fd, target=heredoc.delimiter))
+    out.stdin_texts.append(heredoc.body)
+
+
 def _cut_body(walker: Walker, content: str, end: int, why: str, out: Extra) -> str:
     """The body bash reads (up to ``end``); what follows is read as commands."""
     out.findings.append(f"{why}; the lines after it run as commands")
@@ -137,6 +163,13 @@ def _unquoted_body(walker: Walker, content: str, delimiter: str, dash: bool, out
     if end is not None:
         why = f"heredoc delimiter '{delimiter}' joined by backslash-newline ends the body early"
         content = _cut_body(walker, content, end, why, out)
+    backticks(walker, content, out)
+    return content
+
+
+def backticks(walker: Walker, content: str, out: Extra) -> None:
+    """Backtick substitutions in an unquoted heredoc body (tree-sitter leaves them as
+    text; bash runs them): each a finding and a payload parsed as commands."""
     if "`" in content:
         spans = list(dict.fromkeys(backtick_spans(content)))
         for span in spans[:_MAX_SPAN_FINDINGS]:
@@ -152,4 +185,3 @@ def _unquoted_body(walker: Walker, content: str, delimiter: str, dash: bool, out
         sources = spans if len(spans) <= _MAX_SPAN_FINDINGS else ["\n".join(spans)]
         for source in sources:
             walker.payload("command substitution (heredoc body)", source)
-    return content

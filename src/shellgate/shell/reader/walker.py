@@ -23,11 +23,14 @@ from tree_sitter import Node
 from shellgate.shell.reader import _parser, misreads
 from shellgate.shell.reader._parser import SKIP, text
 from shellgate.shell.reader.drafts import Draft, Extra, Runs, Sink
+from shellgate.shell.reader.heredoc_lexer import Heredoc, prepare
 from shellgate.shell.reader.heredocs import backtick_spans
 from shellgate.shell.reader.redirects import REDIRECT_TYPES, read_redirect
 from shellgate.shell.reader.reread import lexical_misreads, reread
 from shellgate.shell.reader.words import WordReader, group_words, odd_gap, split_at_newlines
 
+#: Redirections that give a command its stdin (a pipe's output is then not it).
+_STDIN_OPS = frozenset({"<", "<<", "<<-", "<<<", "<>"})
 _SUBSTITUTIONS = {"command_substitution": "command substitution",
                   "process_substitution": "process substitution"}  # fmt: skip
 _WORDISH = frozenset({"word", "string", "raw_string", "concatenation", "simple_expansion",
@@ -52,15 +55,27 @@ class Walker:
         *,
         reread: bool = False,
         lexical: list[misreads.Patch] | None = None,
+        heredocs: dict[int, Heredoc] | None = None,
+        display: bytes | None = None,
     ) -> None:
         self.source = source
+        #: The heredocs the lexer read, by the offset of their operator (the
+        #: source has each as `<` and a placeholder word, its body blanked).
+        self.heredocs: dict[int, Heredoc] = heredocs if heredocs is not None else {}
+        #: The source as written (same length): segment texts are cut from it.
+        self.display = display if display is not None else source
         self.reread = reread  # this source is already a patched re-read
         self.lexical = lexical  # misreads.find of this source, if already known
         self.sink = sink
         self.ctx = context
         self.depth = depth
-        self.words = WordReader(source, self._nested)
+        self.words = WordReader(source, self._nested, self.display)
         self.inherited: list[Extra] = []
+        #: What the command before this one in a pipeline printed, when known
+        #: (``cat <<EOF | python -``): the next simple command's stdin.
+        self.piped: list[str] | None = None
+        #: The last simple command drafted here (the pipeline reads its output).
+        self.last: Draft | None = None
 
     # -- nesting -----------------------------------------------------------------
 
@@ -88,7 +103,8 @@ class Walker:
             self.sink.note(f"nesting deeper than {self.sink.max_depth} levels in a {label}")
             return
         encoded = misreads.closed(source.encode("utf-8", "surrogatepass"))
-        root = _parser.parse(encoded)
+        patched, heredocs = prepare(encoded)
+        root = _parser.parse(patched)
         if root.has_error:
             self.sink.note(f"parse error in {label} '{source[:60]}'")
         saved = (self.sink.cwd, self.sink.cwd_known)
@@ -96,11 +112,41 @@ class Walker:
             # Inside a re-read, nested payloads are not re-read again (only noted):
             # each level re-reading its children's re-reads would grow as 2^depth.
             nested = Walker(
-                encoded, self.sink, (*self.ctx, label), self.depth + 1, reread=self.reread
-            )
+                patched, self.sink, (*self.ctx, label), self.depth + 1, reread=self.reread,
+                heredocs=heredocs, display=encoded,
+            )  # fmt: skip
             nested.run(root)
         finally:
             self.sink.cwd, self.sink.cwd_known = saved
+
+    def heredoc_body(self, body: str) -> None:
+        """An unquoted heredoc's body: the substitutions in it run when bash reads it
+        (read by tree-sitter as the body of a heredoc that ends its line, which it
+        reads right); backticks are the caller's (tree-sitter leaves them as text)."""
+        if "$" not in body:
+            return
+        end = "SG_EOF"
+        while end in body:
+            end += "_"
+        newline = "" if not body or body.endswith("\n") else "\n"
+        synthetic = f": <<{end}\n{body}{newline}{end}\n".encode("utf-8", "surrogatepass")
+        root = _parser.parse(synthetic)
+        if root.has_error:
+            self.sink.note(f"parse error in an unquoted heredoc body '{body[:60]}'")
+        nested = Walker(synthetic, self.sink, self.ctx, self.depth, reread=self.reread)
+        stack = [root]
+        bodies: list[Node] = []
+        while stack:
+            node = stack.pop()
+            if node.type == "heredoc_body":
+                bodies.append(node)
+            else:
+                stack.extend(node.children)
+        try:
+            for found in bodies:
+                nested.scan(found, "heredoc body")
+        finally:
+            nested.words.on_nested = _detached
 
     def _nested(self, node: Node, label: str) -> None:
         if node.type in _SUBSTITUTIONS:
@@ -139,7 +185,7 @@ class Walker:
                 stack.extend(reversed(child.children))
 
     def _short(self, node: Node) -> str:
-        raw = text(self.source, node.start_byte, min(node.end_byte, node.start_byte + 60))
+        raw = text(self.display, node.start_byte, min(node.end_byte, node.start_byte + 60))
         return raw.replace("\n", " ")
 
     def run(self, root: Node) -> None:
@@ -154,7 +200,8 @@ class Walker:
             if again is not None:
                 nested = Walker(
                     again.source, self.sink, (*self.ctx, "re-read"), self.depth,
-                    reread=True, lexical=again.lexical,
+                    reread=True, lexical=again.lexical, heredocs=self.heredocs,
+                    display=self.display,
                 )  # fmt: skip
                 nested.run(again.root)
         finally:
@@ -186,7 +233,7 @@ class Walker:
         # The same command text in the same place and directory drafts the same
         # segments: replay them (padding with thousands of copies stays cheap).
         key: tuple[object, ...] | None = None
-        if extra is None and not self.inherited:
+        if extra is None and not self.inherited and not self._holds_heredoc(node):
             raw = self.source[node.start_byte : node.end_byte]
             key = (raw, self.ctx, self.depth, self.sink.cwd, self.sink.cwd_known)
             hit = self.sink.memo.get(key)
@@ -198,6 +245,12 @@ class Walker:
         self._fresh_command(node, extra)
         if key is not None:
             self.sink.memo[key] = (self.sink.drafts[start:], self.sink.cwd, self.sink.cwd_known)
+
+    def _holds_heredoc(self, node: Node) -> bool:
+        """Whether a lexed heredoc's operator lies in ``node`` (its text, with the
+        body blanked, would not tell two of them apart)."""
+        start, end = node.start_byte, node.end_byte
+        return any(start <= at < end for at in self.heredocs)
 
     def _fresh_command(self, node: Node, extra: Extra | None) -> None:
         # tree-sitter-bash 0.25 can run a command's words across an unquoted newline
@@ -291,9 +344,17 @@ class Walker:
     ) -> None:
         for inherited in self.inherited:
             extra = extra.merged(inherited)
+        if extra.arguments:
+            argv = (*argv, *extra.arguments)
+        piped, self.piped = self.piped, None
+        if piped and not any(
+            r.op in _STDIN_OPS and r.fd in (None, 0) for r in extra.redirects
+        ):
+            extra = Extra(extra.redirects, extra.findings, [*piped, *extra.stdin_texts],
+                          extra.arguments)
         start, end = span if span is not None else (node.start_byte, node.end_byte)
         draft = Draft(
-            text=text(self.source, start, end),
+            text=text(self.display, start, end),
             argv=argv,
             context=self.ctx,
             assignments=assignments,
@@ -302,6 +363,7 @@ class Walker:
             readings=[r for r in dict.fromkeys(readings or ()) if r and r[0] and r != argv],
         )
         self.sink.drafts.append(draft)
+        self.last = draft
         self._nested_of(draft, extra)
 
     def _nested_of(self, draft: Draft, extra: Extra) -> None:
@@ -325,6 +387,8 @@ class Walker:
             assignments=list(runs.assignments),
             redirects=list(extra.redirects),
             findings=list(extra.findings),
+            via=runs.via,
+            via_at=runs.via_at,
         )
         self.sink.drafts.append(draft)
         # A program runs in a child process: a `cd` it names changes nothing here.

@@ -209,8 +209,10 @@ def _empty_substitution(raw: str) -> bool:
 class WordReader:
     """Reads word nodes of one source; findings go to the list passed per call."""
 
-    def __init__(self, source: bytes, on_nested: NestedHook) -> None:
+    def __init__(self, source: bytes, on_nested: NestedHook, display: bytes | None = None) -> None:
         self.source = source
+        #: The source as written, for the texts findings quote (same length).
+        self.display = display if display is not None else source
         self.on_nested = on_nested
         #: (start, end) byte spans of ``$'…'`` strings tree-sitter read too long.
         self.misread: list[tuple[int, int]] = []
@@ -229,7 +231,7 @@ class WordReader:
         bares: list[str] = []
         dynamic = self._parts(nodes, values, masks, findings, bares)
         value, mask = "".join(values), "".join(masks)
-        shown = text(self.source, nodes[0].start_byte, nodes[-1].end_byte)
+        shown = text(self.display, nodes[0].start_byte, nodes[-1].end_byte)
         if _GLOB.search(mask):
             findings.append(f"glob pattern in '{shown}' (file names decide the words)")
         if _BRACE.search(mask):
@@ -331,6 +333,7 @@ class WordReader:
     def _dynamic(self, node: Node, raw: str, findings: list[str]) -> None:
         """Findings for one expansion or substitution, and hand its commands on."""
         kind = node.type
+        raw = text(self.display, node.start_byte, node.end_byte)  # as written, for the text
         short = raw if len(raw) <= 60 else raw[:57] + "..."
         if kind in ("simple_expansion", "expansion"):
             if "IFS" in raw:
