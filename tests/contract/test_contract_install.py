@@ -33,6 +33,8 @@ from pathlib import Path
 
 import pytest
 
+from shellgate import __version__
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,7 +135,7 @@ def only(directory: Path, pattern: str) -> Path:
 
 def wheel_meta(wheel: Path) -> list[str]:
     with zipfile.ZipFile(wheel) as archive:
-        return archive.read("shellgate-0.1.0.dist-info/WHEEL").decode().splitlines()
+        return archive.read(f"shellgate-{__version__}.dist-info/WHEEL").decode().splitlines()
 
 
 def test_sdist_ships_the_source_and_no_binary(dist: Path) -> None:
@@ -164,7 +166,7 @@ def test_release_wheel_claims_the_manylinux_tag_auditwheel_confirms(dist: Path) 
     if platform.machine() == "x86_64":
         assert tags == X86_64_TAGS
     platforms = ".".join(sorted(tag.split("-")[2] for tag in tags))
-    assert wheel.name == f"shellgate-0.1.0-py3-none-{platforms}.whl"
+    assert wheel.name == f"shellgate-{__version__}-py3-none-{platforms}.whl"
     assert "Root-Is-Purelib: false" in meta
     with zipfile.ZipFile(wheel) as archive:
         helper = archive.getinfo(HELPER)
@@ -191,7 +193,7 @@ def test_a_local_build_claims_only_the_platform(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     platform_tag = sysconfig.get_platform().replace("-", "_").replace(".", "_")
     wheel = only(tmp_path, "*.whl")
-    assert wheel.name == f"shellgate-0.1.0-py3-none-{platform_tag}.whl"
+    assert wheel.name == f"shellgate-{__version__}-py3-none-{platform_tag}.whl"
     assert f"Tag: py3-none-{platform_tag}" in wheel_meta(wheel)
 
 
@@ -208,7 +210,7 @@ def test_building_without_the_helper_is_an_explicit_pure_wheel(tmp_path: Path) -
     done = build_wheel(tmp_path, SHELLGATE_WITHOUT_HELPER="1", CC="/bin/false")
     assert done.returncode == 0, done.stderr
     assert "building without the sg-exec helper" in done.stdout + done.stderr
-    with zipfile.ZipFile(only(tmp_path, "shellgate-0.1.0-py3-none-any.whl")) as archive:
+    with zipfile.ZipFile(only(tmp_path, f"shellgate-{__version__}-py3-none-any.whl")) as archive:
         assert HELPER not in archive.namelist()
         assert "shellgate/policies/default/policy.csv" in archive.namelist()
 
@@ -225,7 +227,7 @@ def test_a_helper_outside_the_manylinux_policy_fails_the_release(tmp_path: Path)
     cc.chmod(0o755)
     out = tmp_path / "dist"
     done = run([sys.executable, str(BUILD_DIST), str(out)], env=clean_env(CC=str(cc)), status=1)
-    assert "auditwheel cannot make shellgate-0.1.0-py3-none-linux_" in done.stderr
+    assert f"auditwheel cannot make shellgate-{__version__}-py3-none-linux_" in done.stderr
     assert "must need no shared library outside the manylinux policy" in done.stderr
     assert not out.exists()
 
