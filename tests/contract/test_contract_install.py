@@ -114,9 +114,13 @@ def run(
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    """This environment without what would change a build or an import; ``extra`` added."""
-    drop = ("SHELLGATE_WITHOUT_HELPER", "CC", "PYTHONPATH")
-    return {k: v for k, v in os.environ.items() if k not in drop} | extra
+    """This environment without what would change a build, an import or a config; ``extra`` added."""
+    kept = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("CC", "PYTHONPATH") and not k.startswith("SHELLGATE_")
+    }
+    return kept | extra
 
 
 @pytest.fixture(scope="module")
@@ -282,10 +286,10 @@ def test_release_wheel_installs_with_an_extra_and_decides_outside_the_tree(
     allowed = run([shellgate, "check", "--json", "--", "ls -la"], cwd=tmp_path, env=env)
     denied = run([shellgate, "check", "--json", "--", "git status && rm -rf ~"],
                  cwd=tmp_path, env=env, status=11)  # fmt: skip
-    packaged = venv.resolve() / "lib"
-    for done in (allowed, denied):
-        note = done.stderr.split("using the packaged policy set ", 1)[1].strip()
-        assert Path(note).is_relative_to(packaged), done.stderr
+    for done in (allowed, denied):  # no config: the wheel's own default policy set
+        _, found, packaged = done.stderr.partition("using the packaged policy set ")
+        assert found, done.stderr
+        assert Path(packaged.strip()).resolve().is_relative_to(venv.resolve()), done.stderr
     for done, decision in ((allowed, "allow"), (denied, "deny")):
         said = json.loads(done.stdout)
         assert (said["decision"], said["layer"]) == (decision, "casbin"), said
