@@ -1,6 +1,7 @@
 # Two entry points, both safe on a fresh Debian machine as root:
 #   make demo   install what is missing, then show the gate working
 #   make test   install what is missing, then lint, type-check and run the suite
+#   make dist   the release: sdist and manylinux wheel in dist/ (docs/install.md)
 SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
@@ -10,7 +11,7 @@ STAMP := $(VENV)/.shellgate-installed
 # chromium: the console's browser tests (playwright drives it, never downloads one).
 APT_PACKAGES := bubblewrap libcap-dev libseccomp2 gcc libc6-dev util-linux postgresql chromium
 
-.PHONY: demo test lint typecheck pytest policies bench system clean
+.PHONY: demo test lint typecheck pytest policies bench dist system clean
 
 demo: $(STAMP)
 	$(BIN)/shellgate demo
@@ -18,7 +19,7 @@ demo: $(STAMP)
 test: $(STAMP) lint typecheck pytest policies
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks examples hatch_build.py
+	$(BIN)/ruff check src tests benchmarks examples tools hatch_build.py
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -31,6 +32,11 @@ policies: $(STAMP)
 
 bench: $(STAMP)
 	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python "$$b" || exit 1; done
+
+# Built from a clean dist/, so only this build's files are there to upload.
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python tools/build_dist.py dist
 
 # System packages: only what is missing, so a machine that has them needs no apt.
 system:

@@ -8,7 +8,9 @@ site-packages, where the run-time lookup in ``executors/_hardening.py`` finds it
 
 The wheel is tagged ``py3-none-<platform>`` (``py3-none-linux_x86_64``): the
 Python code is version-independent and the helper is a static executable, so
-only the architecture matters.
+only the architecture matters. That is all a local build may claim; a release
+(``tools/build_dist.py``, ``make dist``) has auditwheel check the helper's
+linkage and retag the wheel manylinux, which package indexes accept.
 
 Without a working C compiler the build fails, loudly. Building without the
 helper is a choice made up front: ``SHELLGATE_WITHOUT_HELPER=1`` builds a pure
