@@ -201,8 +201,8 @@ def _waterfall(call: CallInfo, analysis: Analysis, layers: Sequence[Layer], defa
         require_sandbox = require_sandbox or any(d.require_sandbox for d in found)
         chosen = strictest(found) or Decision(
             effect=default,
-            reason=f"no rule decides '{segment.command or segment.text}'; "
-            f"the closing default is {default}",
+            reason=f"no rule decides '{segment.command or segment.text}' for subject "
+            f"'{call.subject}' in tenant '{call.tenant}'; the closing default is {default}",
             layer="default",
         )
         verdicts.append(
