@@ -24,7 +24,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from shellgate.cli._common import ShellgateCommand, fail, fail_on, note_default_policy
+from shellgate.cli._common import (
+    ShellgateCommand,
+    fail,
+    fail_on,
+    note_default_policy,
+    warn_rows,
+)
 
 if TYPE_CHECKING:
     from shellgate.config import Config
@@ -190,6 +196,9 @@ def check_command(
     except ShellgateError as exc:
         raise fail_on(exc) from None
     note_default_policy(cfg)
+    engine = decider.rules.state.engine if decider.rules is not None else None
+    if engine is not None:
+        warn_rows(i.source for i in engine.indexes)
     _note_no_rules(decider, call.subject, call.tenant)
     if as_json:
         typer.echo(_json_line(verdict_json(verdict)))
