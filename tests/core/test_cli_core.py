@@ -206,7 +206,7 @@ def test_run_with_approval_prompt_asks_on_the_terminal(conf: Path) -> None:
                 seen += os.read(proc.stderr.fileno(), 4096)
         time.sleep(0.2)  # the prompt flushes what was typed before it asked
         os.write(master, b"y\n")
-        out, err = proc.communicate(timeout=60)
+        _out, err = proc.communicate(timeout=60)
     finally:
         os.close(master)
         if proc.poll() is None:

@@ -196,7 +196,7 @@ def test_on_a_terminal_it_says_what_it_is_and_ctrl_d_ends_it(tmp_path: Path) -> 
             if select.select([proc.stderr], [], [], 0.1)[0]:
                 said += os.read(proc.stderr.fileno(), 4096)
         os.write(master, b"\x04")  # Ctrl-D at the start of a line: end of input
-        out, err = proc.communicate(timeout=60)
+        out, _err = proc.communicate(timeout=60)
     finally:
         os.close(master)
         if proc.poll() is None:
