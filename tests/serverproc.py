@@ -18,7 +18,9 @@ class ServerProcess:
 
     what = "the server"
 
-    def __init__(self, argv: list[str], log: Path, announced: re.Pattern[str]) -> None:
+    def __init__(
+        self, argv: list[str], log: Path, announced: re.Pattern[str], cwd: Path | None = None
+    ) -> None:
         self.stderr_path = log
         self._announced = announced
         self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in close()
@@ -28,6 +30,7 @@ class ServerProcess:
             stdout=subprocess.DEVNULL,
             stderr=self._stderr,
             env=server_env(),
+            cwd=cwd,
         )
         try:
             self.url = self._wait_for_url()

@@ -172,6 +172,9 @@ class ApprovalConfig(_Section):
     resume_ttl_ms: int = Field(3_600_000, gt=0)
     #: ``mode = "queue"``: the database holding pending approvals (docs/fleet.md).
     store: str | None = None
+    #: Refuse approvals that name nobody (pydantic-ai's ``DeferredToolResults(approvals=
+    #: {id: True})``): every ask then needs a named person (docs/integrations.md).
+    require_named: bool = False
 
     @field_validator("store", mode="before")
     @classmethod

@@ -52,7 +52,8 @@ async def test_the_gate_asks_with_the_exact_command(
     question = asked[0].question
     assert question.startswith(f"Allow this command? `{COMMAND}` — it needs approval: ")
     # The analysis names the segment in a code span too: no quote inside a quote.
-    assert "no rule decides `printf 'hello\\n'`; the closing default is ask" in question
+    assert ("no rule decides `printf 'hello\\n'` for subject 'agent' in tenant 'default'; "
+            "the closing default is ask") in question
     assert "'printf 'hello" not in question
     assert "printf hello\\n" not in question  # the argv joined, redirection dropped: gone
     records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]

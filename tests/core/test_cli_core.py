@@ -163,3 +163,55 @@ def test_run_sigterm_aborts_the_call_and_records_it(conf: Path) -> None:
     assert [(r["type"], r.get("outcome")) for r in records] == [
         ("decision", None), ("result", "aborted"),
     ]
+
+
+def _ask_for_touch(conf: Path) -> None:
+    rules = conf.with_name("pol") / "policy.csv"
+    rules.write_text(rules.read_text() + "p, agent, *, touch *, ask, writes files\n")
+
+
+def test_run_refused_for_want_of_an_approver_hints_at_the_prompt(conf: Path) -> None:
+    _ask_for_touch(conf)
+    asked = cli("run", "--config", str(conf), "--", "touch made", cwd=conf.parent)
+    assert asked.returncode == 126
+    assert "no approver is configured to ask a person" in asked.stderr
+    assert asked.stderr.splitlines()[-1] == (
+        'hint: add --approval prompt to be asked on this terminal '
+        '(or set [approval] mode = "prompt")')
+    denied = cli("run", "--config", str(conf), "--", "rm -rf /", cwd=conf.parent)
+    assert "hint:" not in denied.stderr  # a policy's no: nobody to ask about it
+
+
+def test_run_with_approval_prompt_asks_on_the_terminal(conf: Path) -> None:
+    """What the hint says, followed: the question on the terminal, 'y', and it runs."""
+    import select
+    import time
+
+    _ask_for_touch(conf)
+    master, slave = os.openpty()
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.pop("SHELLGATE_CONFIG", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "shellgate.cli", "run", "--config", str(conf),
+         "--approval", "prompt", "--", "touch made"],
+        stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=conf.parent, env=env,
+    )
+    os.close(slave)
+    seen = b""
+    try:
+        assert proc.stderr is not None
+        deadline = time.monotonic() + 60
+        while b"Allow this command?" not in seen and time.monotonic() < deadline:
+            if select.select([proc.stderr], [], [], 0.1)[0]:
+                seen += os.read(proc.stderr.fileno(), 4096)
+        time.sleep(0.2)  # the prompt flushes what was typed before it asked
+        os.write(master, b"y\n")
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert b"Allow this command?" in seen, seen
+    assert proc.returncode == 0, seen + err
+    assert (conf.parent / "ws" / "made").exists()

@@ -44,3 +44,25 @@ def test_every_command_and_option_is_in_docs_cli() -> None:
                 if flag.startswith("-") and flag != "--help" and flag not in text:
                     missing.append(f"{' '.join(path)} {flag}")
     assert not missing, f"docs/cli.md does not mention: {missing}"
+
+
+def test_the_check_note_example_is_what_check_prints(tmp_path: Path) -> None:
+    """docs/cli.md's `shellgate check --subject ci-bot …` example, run over the packaged set."""
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    text = DOC.read_text(encoding="utf-8")
+    block = text.split("$ shellgate check --subject ci-bot", 1)[1].split("```", 1)[0]
+    command, *shown = ("shellgate check --subject ci-bot" + block).strip().splitlines()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SHELLGATE_")}
+    env["PYTHONPATH"] = str(DOC.parents[1] / "src")
+    done = subprocess.run(
+        [sys.executable, "-m", "shellgate.cli", *shlex.split(command)[1:]],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60, check=False,
+    )
+    assert done.returncode == 10
+    note, first = shown[0], shown[1]
+    assert note in done.stderr.splitlines()
+    assert done.stdout.splitlines()[0] == first

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,8 +26,10 @@ p, agent, *, curl *, ask, uses the network
 def run(
     *args: str, stdin: bytes, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})}
-    full.pop("SHELLGATE_CONFIG", None)
+    full = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    for name in ("SHELLGATE_CONFIG", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"):
+        full.pop(name, None)  # as the test says, not as whatever runs the suite says
+    full.update(env or {})
     proc = subprocess.run(
         [sys.executable, "-m", "shellgate.cli", *args],
         input=stdin,
@@ -170,6 +173,7 @@ def test_the_decision_record_and_its_chain(setup: Path) -> None:
         "command": "git status",
         "description": "Show working tree status",
         "workdir": ws,
+        "workspace": ws,
         "decision": "allow",
         "reason": "allow 'git status *' for agent in tenant * matches 'git status'",
         "layer": "casbin",
@@ -308,3 +312,136 @@ def test_pydantic_plugins_chosen_by_name_still_load(setup: Path) -> None:
     proc = run("hook", "claude-code", "--config", str(setup), stdin=payload("claude-code-allow.json", ws),
                cwd=ws, env={"PYDANTIC_DISABLE_PLUGINS": "some-plugin"})
     assert claude_answer(proc)["permissionDecision"] == "allow"
+
+
+# -- the workspace: the host's project, unless the config pins one (issue 24) ---------------
+
+EXAMPLE = ROOT / "examples" / "hook.toml"
+
+
+def host_call(
+    host: str, command: str, *, cwd: Path, env: dict[str, str], config: Path = EXAMPLE
+) -> subprocess.CompletedProcess[str]:
+    """A recorded payload of ``host`` for ``command``, run in ``cwd``, through the real CLI."""
+    data = json.loads((PAYLOADS / f"{host}-allow.json").read_text())
+    data["cwd"] = str(cwd)
+    data["tool_input"]["command"] = command
+    data["tool_input"].pop("dir_path", None)
+    return run("hook", host, "--config", str(config), stdin=json.dumps(data).encode(),
+               cwd=cwd, env=env)
+
+
+def decided(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 0, proc.stderr
+    answer = json.loads(proc.stdout)
+    if "hookSpecificOutput" in answer:
+        return str(answer["hookSpecificOutput"]["permissionDecision"])
+    return "ask" if "cannot ask" in answer["reason"] else str(answer["decision"])
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project with a secret at its root and a ``src`` the agent may ``cd`` into."""
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    (root / ".env").write_text("API_KEY=x\n")
+    (root / "README.md").write_text("hello\n")
+    (tmp_path / "home").mkdir()
+    return root
+
+
+@pytest.mark.parametrize(
+    ("command", "where", "expected"),
+    [
+        pytest.param("cat {project}/.env", "project", "ask", id="the-secret-by-absolute-path"),
+        pytest.param("cat .env", "project", "ask", id="the-secret-by-name"),
+        pytest.param("cat ../.env", "src", "ask", id="the-secret-after-the-agent-cd"),
+        pytest.param("cat {project}/README.md", "src", "allow", id="neighbour-allowed"),
+        pytest.param("echo '{{}}' > ../.claude/settings.json", "src", "deny",
+                     id="the-hook-settings-are-protected"),
+    ],
+)
+def test_the_example_hook_config_judges_the_hosts_project(
+    project: Path, command: str, where: str, expected: str
+) -> None:
+    """examples/hook.toml as it is: the workspace is $CLAUDE_PROJECT_DIR, wherever the
+    session's cwd has moved (the issue: `workspace = "."` made the config's folder
+    the workspace, so `cat /path/to/project/.env` was allowed by `cat *`)."""
+    env = {"HOME": str(project.parent / "home"), "CLAUDE_PROJECT_DIR": str(project)}
+    cwd = project if where == "project" else project / where
+    proc = host_call("claude-code", command.format(project=project), cwd=cwd, env=env)
+    assert decided(proc) == expected
+    [record] = [json.loads(x) for x in (project.parent / "home" / ".shellgate-hook-audit.jsonl")
+                .read_text().splitlines()]
+    assert record["workspace"] == os.path.realpath(project)
+    assert record["workdir"] == os.path.realpath(cwd)
+
+
+def test_gemini_cli_judges_its_project_dir_or_else_its_cwd(project: Path) -> None:
+    """Gemini CLI's payload ``cwd`` is its project (its shell tool keeps no directory)."""
+    home = {"HOME": str(project.parent / "home")}
+    secret = f"cat {project}/.env"
+    assert decided(host_call("gemini-cli", secret, cwd=project, env=home)) == "ask"
+    with_var = {**home, "GEMINI_PROJECT_DIR": str(project)}
+    assert decided(host_call("gemini-cli", secret, cwd=project, env=with_var)) == "ask"
+    assert decided(host_call("gemini-cli", f"cat {project}/README.md", cwd=project,
+                             env=with_var)) == "allow"
+
+
+def test_claude_code_without_its_project_dir_is_blocked(project: Path) -> None:
+    """Its ``cwd`` follows the agent's ``cd``: not a workspace anybody chose."""
+    proc = host_call("claude-code", "cat README.md", cwd=project,
+                     env={"HOME": str(project.parent / "home")})
+    _blocked(proc, "$CLAUDE_PROJECT_DIR is not set", "pin [executor] workspace")
+
+
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [
+        pytest.param("relative/dir", "is not an absolute path", id="relative"),
+        pytest.param("/no/such/project", "the workspace /no/such/project is not a directory",
+                     id="missing"),
+    ],
+)
+def test_a_bad_project_dir_from_the_host_is_blocked(
+    project: Path, value: str, needle: str
+) -> None:
+    env = {"HOME": str(project.parent / "home"), "CLAUDE_PROJECT_DIR": value}
+    _blocked(host_call("claude-code", "cat README.md", cwd=project, env=env), needle)
+
+
+@pytest.mark.parametrize("how", ["file", "variable"])
+def test_a_workspace_the_config_pins_wins_over_the_host(
+    project: Path, tmp_path: Path, how: str
+) -> None:
+    pinned = tmp_path / "pinned"
+    pinned.mkdir()
+    (pinned / ".env").write_text("")
+    conf = tmp_path / "pinning.toml"
+    text = EXAMPLE.read_text()
+    env = {"HOME": str(tmp_path / "home"), "CLAUDE_PROJECT_DIR": str(project)}
+    if how == "file":
+        text = text.replace("[executor]\n", f'[executor]\nworkspace = "{pinned}"\n')
+    else:
+        env["SHELLGATE_EXECUTOR__WORKSPACE"] = str(pinned)
+    conf.write_text(text)
+    # The project's .env is no secret of the pinned workspace; the pinned one's is.
+    assert decided(host_call("claude-code", f"cat {project}/.env", cwd=project, env=env,
+                             config=conf)) == "allow"
+    assert decided(host_call("claude-code", f"cat {pinned}/.env", cwd=project, env=env,
+                             config=conf)) == "ask"
+
+
+def test_docs_show_the_example_config_and_point_both_hosts_at_it(tmp_path: Path) -> None:
+    """docs/hooks-host.md's config is examples/hook.toml as it is, and its settings
+    blocks run the hook with it; the documented command line answers as documented."""
+    docs = (ROOT / "docs" / "hooks-host.md").read_text(encoding="utf-8")
+    example = EXAMPLE.read_text(encoding="utf-8")
+    [shown] = re.findall(r"^```toml\n(.*?)^```$", docs, flags=re.M | re.S)
+    assert shown == example
+    settings = [json.loads(b) for b in re.findall(r"^```json\n(.*?)^```$", docs, flags=re.M | re.S)]
+    commands = [h["command"] for s in settings for event in s["hooks"].values()
+                for entry in event for h in entry["hooks"]]
+    assert commands == [f"shellgate hook {host} --config /etc/shellgate/hook.toml"
+                        for host in ("claude-code", "gemini-cli")]
+    assert "shellgate hook claude-code --config /etc/shellgate/hook.toml" in example

@@ -37,7 +37,7 @@ def test_the_recorded_payloads_read_as_documented() -> None:
     claude = read_call(CLAUDE_CODE, recorded("claude-code-allow.json"))
     assert claude == ShellCall(
         "git status", "Show working tree status", "/home/dev/project",
-        "3f1c2a9e-7b4d-4c1e-9a55-2d7e8f6b0c11",
+        "3f1c2a9e-7b4d-4c1e-9a55-2d7e8f6b0c11", "/home/dev/project",
     )
     gemini = read_call(GEMINI_CLI, recorded("gemini-cli-ask.json"))
     assert gemini is not None
@@ -125,7 +125,7 @@ def test_start_up_has_not_grossly_regressed(tmp_path: Path) -> None:
     data = recorded("claude-code-allow.json")
     data["cwd"] = str(ws)
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"),
-           "SHELLGATE_AUDIT__PATH": str(tmp_path / "audit.jsonl")}
+           "SHELLGATE_AUDIT__PATH": str(tmp_path / "audit.jsonl"), "CLAUDE_PROJECT_DIR": str(ws)}
     env.pop("SHELLGATE_CONFIG", None)
     hook = [sys.executable, "-m", "shellgate.cli", "hook", "claude-code"]
     bare = [sys.executable, "-c", "pass"]

@@ -35,3 +35,33 @@ def test_an_ordinary_glued_star_keeps_its_finding(tmp_path: Path) -> None:
     directory = write_set(tmp_path, "p, agent, *, git*, allow\n")
     (finding,) = lint_policy_set(directory)
     assert "glues '*'" in finding.message
+
+
+def test_the_commands_that_load_a_set_warn_about_a_claude_rule_too(tmp_path: Path) -> None:
+    """check, policy test and policy push load it without a word before: each now prints
+    the lint's finding as a warning on stderr, and still does its job (stdout unchanged)."""
+    directory = write_set(tmp_path, "p, agent, *, Bash(git diff:*), allow\n"
+                                    "p, agent, *, git log:*, allow\n"
+                                    "p, agent, *, echo *, allow\n")
+    (directory / "tests.csv").write_text("agent, default, allow, echo hi\n")
+    warning = (f"warning: {directory / 'policy.csv'}:1: pattern 'Bash(git diff:*)' is Claude "
+               "Code's permission syntax, not a shellgate pattern: write 'git diff *'")
+    check = shellgate("check", "--policy", str(directory), "--json", "--", "git diff",
+                      cwd=tmp_path)
+    tested = shellgate("policy", "test", str(directory), cwd=tmp_path)
+    pushed = shellgate("policy", "push", str(directory), "--reason", "r", "--store",
+                       f"sqlite://{tmp_path / 'p.db'}", cwd=tmp_path)
+    assert (check.returncode, tested.returncode, pushed.returncode) == (10, 0, 0)
+    assert check.stdout.startswith('{"decision": "ask"')
+    assert tested.stdout == "1 tests passed\n"
+    for done in (check, tested, pushed):
+        warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
+        # only the unambiguous form: 'git log:*' is a valid glob too (lint says both)
+        assert warnings == [warning], done.stderr
+
+
+def test_a_set_without_claude_rules_loads_quietly(tmp_path: Path) -> None:
+    directory = write_set(tmp_path, "p, agent, *, git diff *, allow\n")
+    done = shellgate("check", "--policy", str(directory), "--", "git diff", cwd=tmp_path)
+    assert done.returncode == 0
+    assert "warning" not in done.stderr

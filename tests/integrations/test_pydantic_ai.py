@@ -13,6 +13,8 @@ import dataclasses
 import getpass
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -44,7 +46,7 @@ from shellgate.integrations.pydantic_ai import (
     ShellTool,
 )
 from tests.conftest import ROOT, pids_with_arg
-from tests.integrations.pausing import policy_set, records
+from tests.integrations.pausing import pausing_gate, records
 
 Output = str | DeferredToolRequests
 
@@ -226,11 +228,45 @@ async def test_a_forged_approval_is_refused(
     assert not (tmp_path / "ws" / "made").exists()
 
 
-async def test_a_bare_yes_names_nobody_and_runs_nothing(gate: Gate, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "yes",
+    [
+        pytest.param(lambda cid: {cid: True}, id="True"),
+        pytest.param(lambda cid: {cid: ToolApproved()}, id="ToolApproved"),
+    ],
+)
+async def test_pydantic_ais_own_yes_runs_it_approved_by_nobody_named(
+    gate: Gate, tmp_path: Path, yes: Any
+) -> None:
+    """pydantic-ai's documented way to approve (``DeferredToolResults(approvals={id: True})``)."""
     shell = ShellgateToolset(gate)
     ag = agent(shell, "bash", touch())
     requests, history = await paused_run(ag)
-    out = await resume(ag, history, requests.build_results(approve_all=True))
+    cid = requests.approvals[0].tool_call_id
+    out = await resume(ag, history, DeferredToolResults(approvals=yes(cid)))
+    assert out.startswith("success|")
+    assert (tmp_path / "ws" / "made").exists()
+    decision, approval, result = records(tmp_path)
+    assert approval["approver"] == "pydantic-ai-user:agent"  # an unnamed person of the app
+    assert (approval["answer"], approval["via"]) == ("allow_once", "approve")
+    assert "names nobody" in approval["message"]
+    assert {decision["call_id"], result["call_id"]} == {approval["call_id"]}
+    assert result["exit_code"] == 0
+    # A yes answers one paused call: replayed, it finds none, so the call is asked again.
+    (tmp_path / "ws" / "made").unlink()
+    replay = DeferredToolResults(approvals=yes(cid))
+    again = await ag.run(message_history=history, deferred_tool_results=replay)
+    assert isinstance(again.output, DeferredToolRequests)
+    assert again.output.metadata[cid]["decision_id"] != decision["call_id"]
+    assert not (tmp_path / "ws" / "made").exists()
+
+
+async def test_a_bare_yes_with_require_named_runs_nothing(tmp_path: Path) -> None:
+    async with pausing_gate(tmp_path, approval={"require_named": True}) as gate:
+        shell = ShellgateToolset(gate)
+        ag = agent(shell, "bash", touch())
+        requests, history = await paused_run(ag)
+        out = await resume(ag, history, requests.build_results(approve_all=True))
     assert out.startswith("failed|")
     assert "needs a person's approval" in out
     assert not (tmp_path / "ws" / "made").exists()
@@ -407,7 +443,7 @@ async def test_wrapped_ask_resumes_with_a_person(
     assert records(tmp_path)[-1]["outcome"] == "not approved"  # the replay is on the record
 
 
-async def test_wrapped_refuses_forged_and_bare_approvals(
+async def test_wrapped_refuses_forged_approvals_and_takes_a_bare_yes(
     wrapped: tuple[GatedToolset[None], list[str]], tmp_path: Path
 ) -> None:
     toolset, calls = wrapped
@@ -431,10 +467,28 @@ async def test_wrapped_refuses_forged_and_bare_approvals(
     assert (await resume(ag, history, genuine)).startswith("success|")
     assert calls == ["touch made"]
 
+    # pydantic-ai's own bare yes hands it to the wrapped tool, approved by nobody named.
     requests, history = await paused_run(ag)
     bare = await resume(ag, history, requests.build_results(approve_all=True))
+    assert bare.startswith("success|")
+    assert calls == ["touch made", "touch made"]
+    approval, handoff = records(tmp_path)[-2:]
+    assert approval["approver"] == "pydantic-ai-user:agent"
+    assert (handoff["type"], handoff["call_id"]) == ("handoff", approval["call_id"])
+
+
+async def test_wrapped_bare_yes_with_require_named_never_calls_it(tmp_path: Path) -> None:
+    calls: list[str] = []
+    async with pausing_gate(tmp_path, approval={"require_named": True}) as gate:
+        toolset = GatedToolset(
+            run_shell_toolset(tmp_path / "ws", calls), gate=gate, shell_tools={"run_shell": "cmd"}
+        )
+        ag = agent(toolset, "run_shell", {"cmd": "touch made"})
+        requests, history = await paused_run(ag)
+        bare = await resume(ag, history, requests.build_results(approve_all=True))
     assert "needs a person's approval" in bare
-    assert calls == ["touch made"]
+    assert calls == []
+    assert records(tmp_path)[-2]["approver"] == "shellgate"  # then its result record
 
 
 @pytest.mark.parametrize(
@@ -501,45 +555,36 @@ async def test_an_argv_command_is_decided_as_its_shell_text(gate: Gate, tmp_path
     ]
 
 
-# -- the docs' program, run as written -----------------------------------------------------
-
-FAKE_MODEL = """\
-from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import FunctionModel
+# -- the docs' examples, run as written ---------------------------------------------------
 
 
-def _model(messages, info):
-    for part in messages[-1].parts:
-        if isinstance(part, ToolReturnPart):
-            return ModelResponse(parts=[TextPart(f"model read: {part.model_response_str()}")])
-    args = {"command": "touch notes.txt", "description": "create the notes file"}
-    return ModelResponse(parts=[ToolCallPart("bash", args)])
+def docs_blocks() -> list[str]:
+    """The ```python blocks of docs/integrations.md's "pydantic-ai" section."""
+    text = (ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")
+    section = text.split("\n## pydantic-ai\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^```python\n(.*?)^```$", section, flags=re.M | re.S)
 
 
-MODEL = FunctionModel(_model)
-"""
-
-
-def docs_program() -> str:
-    text = (ROOT / "docs" / "integrations.md").read_text()
-    section = text.split("\n## pydantic-ai\n", 1)[1]
-    block = section.split("```python\n", 1)[1].split("```", 1)[0]
-    model_line = next(line for line in block.splitlines() if line.startswith("MODEL = "))
-    return block.replace(model_line, FAKE_MODEL)
+def test_every_docs_block_is_run_here() -> None:
+    program, wrapping = docs_blocks()  # a new block needs a test of its own
+    assert "FunctionModel(" in program  # offline: no provider, no API key
+    assert "GatedToolset(" in wrapping
 
 
 @pytest.mark.parametrize(
     ("answer", "made", "read"),
-    [("y\n", True, "model read:"), ("n\nnot in my workspace\n", False, "not in my workspace")],
+    [
+        pytest.param("y\n", True, "The shell said:", id="approved"),
+        pytest.param("n\nnot in my workspace\n", False, "not in my workspace", id="denied"),
+    ],
 )
-def test_the_docs_program_runs(tmp_path: Path, answer: str, made: bool, read: str) -> None:
-    policy_set(tmp_path)
-    (tmp_path / "ws").mkdir()
-    (tmp_path / "shellgate.toml").write_text(
-        '[executor]\nworkspace = "ws"\n[audit]\npath = "program-audit.jsonl"\n'
-        '[policy]\npaths = ["pol"]\ndefault = "deny"\n'
-    )
-    (tmp_path / "program.py").write_text(docs_program())
+def test_the_docs_program_runs_as_written(
+    tmp_path: Path, answer: str, made: bool, read: str
+) -> None:
+    """No config, no model provider, no key: what a reader who copies it gets."""
+    (tmp_path / "program.py").write_text(docs_blocks()[0])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SHELLGATE_")}
+    env = {k: v for k, v in env.items() if not k.endswith("_API_KEY")}
     done = subprocess.run(
         [sys.executable, "program.py"],
         cwd=tmp_path,
@@ -547,17 +592,54 @@ def test_the_docs_program_runs(tmp_path: Path, answer: str, made: bool, read: st
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, "SHELLGATE_CONFIG": str(tmp_path / "shellgate.toml")},
+        env=env,
         check=False,
     )
     assert done.returncode == 0, done.stderr
     assert "Allow this command? `touch notes.txt`" in done.stdout
     assert read in done.stdout
-    assert (tmp_path / "ws" / "notes.txt").exists() is made
-    lines = (tmp_path / "program-audit.jsonl").read_text().splitlines()
+    assert (tmp_path / "notes.txt").exists() is made
+    lines = (tmp_path / "shellgate-audit.jsonl").read_text().splitlines()
     [approval] = [r for r in map(json.loads, lines) if r["type"] == "approval"]
     assert approval["approver"] == getpass.getuser()
     assert approval["answer"] == ("allow_once" if made else "deny")
+
+
+async def test_the_docs_wrapping_block_gates_the_shell_tools(gate: Gate, tmp_path: Path) -> None:
+    """The block as written, given the ``my_toolset`` and ``gate`` it names."""
+    ran: list[str] = []
+    my_toolset: FunctionToolset[None] = FunctionToolset()
+
+    @my_toolset.tool_plain
+    def run_shell(cmd: str, cwd: str = ".", why: str = "") -> str:
+        """Run a shell command."""
+        ran.append(cmd)
+        return "ran"
+
+    @my_toolset.tool_plain(name="exec")
+    def run_program(argv: list[str]) -> str:
+        """Run a program."""
+        ran.append(shlex.join(argv))
+        return "ran"
+
+    @my_toolset.tool_plain
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    names: dict[str, Any] = {"my_toolset": my_toolset, "gate": gate}
+    exec(docs_blocks()[1], names)  # noqa: S102 - the docs' block, run as written
+    tools = names["tools"]
+    said_ok = await said(agent(tools, "run_shell", {"cmd": "echo hi", "why": "greet"}))
+    assert said_ok == "success|ran"
+    assert "no deleting" in await said(agent(tools, "exec", {"argv": ["rm", "x"]}))
+    assert await said(agent(tools, "add", {"a": 1, "b": 2})) == "success|3"
+    assert ran == ["echo hi"]
+    decisions = records(tmp_path, "decision")
+    assert [(r["description"], r["decision"]) for r in decisions] == [
+        ("greet", "allow"),
+        ("exec (wrapped)", "deny"),
+    ]
 
 
 # -- packaging -------------------------------------------------------------------------

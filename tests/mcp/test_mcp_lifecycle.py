@@ -173,3 +173,41 @@ def test_calls_run_concurrently_and_a_cancelled_call_stops_its_process(tmp_path:
         )
         text, _ = call_text(server.call(4, "bash", {"command": "echo alive", "description": "d"}))
         assert text == "alive\n"
+
+
+def test_on_a_terminal_it_says_what_it_is_and_ctrl_d_ends_it(tmp_path: Path) -> None:
+    """A person who types `shellgate mcp` sees a line on stderr instead of a silent,
+    apparently hung command; stdout (the wire) stays empty; Ctrl-D is EOF: exit 0."""
+    import os
+    import select
+    import subprocess
+
+    from tests.mcp.mcp_helpers import server_argv, server_env
+
+    master, slave = os.openpty()
+    proc = subprocess.Popen(server_argv(write_config(tmp_path)), stdin=slave,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=server_env())
+    os.close(slave)
+    said = b""
+    try:
+        assert proc.stderr is not None
+        deadline = time.monotonic() + 60
+        while b"Ctrl-D" not in said and time.monotonic() < deadline:
+            if select.select([proc.stderr], [], [], 0.1)[0]:
+                said += os.read(proc.stderr.fileno(), 4096)
+        os.write(master, b"\x04")  # Ctrl-D at the start of a line: end of input
+        out, _err = proc.communicate(timeout=60)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert b"shellgate mcp: serving MCP on stdin/stdout; an MCP host starts this command" in said
+    assert (proc.returncode, out) == (0, b"")
+
+
+def test_under_a_host_it_says_nothing(tmp_path: Path) -> None:
+    with RawServer(write_config(tmp_path)) as server:
+        server.close_stdin()
+        assert server.wait() == 0
+        assert "serving MCP on stdin/stdout" not in server.stderr()

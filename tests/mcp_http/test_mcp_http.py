@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import signal
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from shellgate.audit import verify
 from tests.conftest import pids_with_arg, wait_until
+from tests.mcp.mcp_helpers import server_env
 from tests.mcp_http.http_helpers import (
     ALICE,
     BOB,
@@ -288,3 +292,33 @@ async def test_per_request_era_clients_are_fenced_per_principal(tmp_path: Path) 
         r["subject"]: r["session"] for r in audit_records(tmp_path) if r["type"] == "decision"
     }
     assert re.fullmatch(r"[0-9a-f]{16}", sessions["alice"])  # the principal's gate session
+
+
+async def test_a_principal_no_rule_names_is_told_whose_rules_were_read(tmp_path: Path) -> None:
+    """docs/mcp.md's `ci-bot team-a` with rules that never name ci-bot: the refusal says
+    which subject and tenant the rules were read for, not only that nobody could ask."""
+    bot = "ci-bot-token-0123456789abcdef0123"
+    config = write_setup(tmp_path, tokens=f"{ALICE} alice team-a\n{bot} ci-bot team-a\n")
+    with HttpServer(config) as server:
+        async with connect(server.url, bot) as session:
+            result = await session.call_tool("bash", ECHO)
+        assert server.stop() == 0
+    assert result.is_error
+    text = text_of(result)
+    assert "cannot ask the user" in text
+    assert "no rule decides `echo hi` for subject 'ci-bot' in tenant 'team-a'" in text
+    check = subprocess.run(
+        [sys.executable, "-m", "shellgate.cli", "check", "--config", str(config),
+         "--subject", "ci-bot", "--tenant", "team-a", "--json", "--", "echo hi"],
+        capture_output=True, text=True, env=server_env(), timeout=60, check=False,
+    )
+    assert check.returncode == 10
+    assert set(json.loads(check.stdout)) == {"decision", "reason", "layer", "rule", "segments"}
+    assert "no rule of the policy applies to subject 'ci-bot' in tenant 'team-a'" in check.stderr
+    alice = subprocess.run(
+        [sys.executable, "-m", "shellgate.cli", "check", "--config", str(config),
+         "--subject", "alice", "--tenant", "team-a", "--", "echo hi"],
+        capture_output=True, text=True, env=server_env(), timeout=60, check=False,
+    )
+    assert alice.returncode == 0
+    assert "no rule of the policy applies" not in alice.stderr  # alice holds the agent role

@@ -267,3 +267,39 @@ def test_a_missing_sqlite_store_is_down_and_not_created(tmp_path: Path) -> None:
     metrics.close()
     assert value(samples, "shellgate_store_up", store="policy") == 0
     assert not (tmp_path / "typo.db").exists()
+
+
+def test_a_sqlite_queue_nobody_has_used_yet_is_empty_not_down(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The README's tour: `shellgate serve` over a queue no gate has written yet. The
+    first question creates the file, so until then there is nothing pending, and
+    nothing to warn about; the file is still not created by reading."""
+    import logging
+
+    from shellgate.store.approvals import ApprovalQueue
+    from shellgate.store.db import Database
+
+    queue_db = tmp_path / "queue.db"
+    config = gate_config(tmp_path, audit={"path": ""},
+                         approval={"mode": "queue", "store": f"sqlite://{queue_db}"})
+    metrics = Metrics()
+    with caplog.at_level(logging.INFO, logger="shellgate.ops.metrics"):
+        empty = scrape(metrics, config)
+        scrape(metrics, config)
+    assert value(empty, "shellgate_store_up", store="approval") == 1
+    assert value(empty, "shellgate_approvals_pending") == 0
+    assert not queue_db.exists()
+    said = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert said == [("INFO", f"metrics: the approval queue sqlite://{queue_db} has no file "
+                              "yet (nothing has been queued): read as empty")]
+    with Database(f"sqlite://{queue_db}") as db:  # a gate asks: the file is made
+        ApprovalQueue(db).submit(
+            subject="agent", tenant="default", session="s", host="h", command="touch x",
+            workdir="/", reason="writes files", rule="policy.csv:5", question="Allow?",
+            call_id="c1", timeout_s=600.0,
+        )
+    asked = scrape(metrics, config)
+    metrics.close()
+    assert value(asked, "shellgate_store_up", store="approval") == 1
+    assert value(asked, "shellgate_approvals_pending") == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import os
 from pathlib import Path
 
 from tests.policy_store.helpers import BASE, cli, write_set
@@ -151,9 +152,10 @@ def test_a_host_hook_decides_on_the_store_and_records_the_version(tmp_path: Path
     import subprocess
     import sys
 
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(tmp_path)}  # the host's project
     done = subprocess.run([sys.executable, "-m", "shellgate.cli", "hook", "claude-code",
                            "--config", str(config)], input=payload, capture_output=True,
-                          text=True, timeout=60, check=False)
+                          text=True, timeout=60, check=False, env=env)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "allow"
     record = json.loads((tmp_path / "a.jsonl").read_text().splitlines()[-1])

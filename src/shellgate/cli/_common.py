@@ -20,8 +20,11 @@ import typer
 from typer.core import TyperCommand
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from shellgate.config import Config
     from shellgate.errors import ShellgateError
+    from shellgate.policy.loader import PolicySource
 
 EXIT_USAGE = 2
 
@@ -48,6 +51,14 @@ def note_default_policy(cfg: Config) -> None:
     """Say so when no policy set was configured and the packaged default is in use."""
     if cfg.default_policy is not None and cfg.policy.store is None:
         note(f"no [policy] paths configured; using the packaged policy set {cfg.default_policy}")
+
+
+def warn_rows(sources: Iterable[PolicySource]) -> None:
+    """A ``warning: FILE:LINE: …`` line on stderr for each row of the sets that loads
+    but cannot mean what it says (:attr:`PolicySource.warnings`)."""
+    for source in sources:
+        for problem in source.warnings:
+            typer.echo(f"warning: {problem}", err=True)
 
 
 def load(config: Path | None, **overrides: Any) -> Config:

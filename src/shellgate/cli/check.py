@@ -24,10 +24,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from shellgate.cli._common import ShellgateCommand, fail, fail_on, note_default_policy
+from shellgate.cli._common import (
+    ShellgateCommand,
+    fail,
+    fail_on,
+    note_default_policy,
+    warn_rows,
+)
 
 if TYPE_CHECKING:
     from shellgate.config import Config
+    from shellgate.decider import Decider
     from shellgate.models import Verdict
 
 EXIT_CODES = {"allow": 0, "ask": 10, "deny": 11}
@@ -113,6 +120,24 @@ def explain_text(verdict: Verdict) -> str:
     return "\n".join(lines)
 
 
+def _note_no_rules(decider: Decider, subject: str, tenant: str) -> None:
+    """Say so on stderr when no rule of the policy applies to the subject at all.
+
+    A subject no rule names (a typo, a token's principal the rules never heard of)
+    gets the closing default for every command, which reads like a policy answer;
+    stderr keeps ``--json``'s stdout to its one object.
+    """
+    engine = decider.rules.state.engine if decider.rules is not None else None
+    if engine is None or engine.rules_for(subject, tenant):
+        return
+    typer.echo(
+        f"note: no rule of the policy applies to subject '{subject}' in tenant '{tenant}' "
+        "(none names it or a role it holds), so the closing default decides whatever the "
+        "built-in layers leave",
+        err=True,
+    )
+
+
 def check_command(
     command: Annotated[
         list[str], typer.Argument(metavar="COMMAND", help="The shell command to check.")
@@ -171,6 +196,10 @@ def check_command(
     except ShellgateError as exc:
         raise fail_on(exc) from None
     note_default_policy(cfg)
+    engine = decider.rules.state.engine if decider.rules is not None else None
+    if engine is not None:
+        warn_rows(i.source for i in engine.indexes)
+    _note_no_rules(decider, call.subject, call.tenant)
     if as_json:
         typer.echo(_json_line(verdict_json(verdict)))
     else:

@@ -75,6 +75,10 @@ def register(app: typer.Typer) -> None:
         import asyncio
         import sys
 
+        if os.isatty(0):  # a person, not an MCP host: say what this is, or it looks hung
+            print("shellgate mcp: serving MCP on stdin/stdout; an MCP host starts this "
+                  "command and speaks JSON-RPC to it (docs/mcp.md). Ctrl-D or Ctrl-C ends it.",
+                  file=sys.stderr, flush=True)
         try:
             asyncio.run(server.serve_stdio())
         except ShellgateError as exc:  # e.g. stdin or stdout refused: nothing was served

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from shellgate.cli._common import EXIT_USAGE, ShellgateCommand, fail, fail_on
+from shellgate.cli._common import EXIT_USAGE, ShellgateCommand, fail, fail_on, warn_rows
 from shellgate.cli.check import configure
 
 EXIT_FAILED = 1
@@ -118,6 +118,7 @@ def run_tests_command(
 ) -> None:
     """Run the set's tests.csv / *.test.csv rows through the whole gate decision."""
     from shellgate.errors import ShellgateError
+    from shellgate.policy.loader import load_policy_set
     from shellgate.policy.testrun import read_cases, run_cases
 
     if default not in (None, "ask", "deny"):
@@ -131,6 +132,7 @@ def run_tests_command(
         outcomes = run_cases(directory, cfg, cases)
     except ShellgateError as exc:
         raise fail_on(exc) from None
+    warn_rows([load_policy_set(directory)])  # it loaded just now: only its warnings
     failed = [o for o in outcomes if not o.passed]
     for outcome in failed:
         case, top = outcome.case, outcome.verdict.decision

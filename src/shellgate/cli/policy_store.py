@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from shellgate.cli._common import EXIT_USAGE, ShellgateCommand, fail
+from shellgate.cli._common import EXIT_USAGE, ShellgateCommand, fail, warn_rows
 
 if TYPE_CHECKING:
     from shellgate.config import Config
@@ -132,6 +132,11 @@ def push_command(
     for file in skipped:
         typer.echo(f"warning: {directory / file}: not pushed; a stored set carries tests.csv "
                    "only", err=True)
+    from shellgate.policy.loader import read_policy_set
+
+    # Before the push, so a refusal its rows explain comes after what explains it.
+    pushing, _ = read_policy_set(directory)  # problems: the push names the first one
+    warn_rows([pushing] if pushing is not None else [])
     try:
         version = policies.push(set_name, directory, author=who, reason=reason, config=cfg)
     except PolicyError as exc:

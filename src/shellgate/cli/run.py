@@ -145,6 +145,10 @@ def _run(cfg: object, args: dict[str, object]) -> int:
                 return await _follow(gate, result.text.rsplit(" ", 1)[1])
         if result.outcome in ("denied", "not approved"):
             typer.echo(result.text, err=True)
+            if result.outcome == "not approved" and cfg.approval.mode == "deny":
+                # The text is the model's; the person at this terminal can be asked.
+                typer.echo('hint: add --approval prompt to be asked on this terminal '
+                           '(or set [approval] mode = "prompt")', err=True)
             return EXIT_DENIED
         if result.is_error:
             typer.echo(result.text, err=True)

@@ -21,6 +21,7 @@ own permission system decides.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -39,14 +40,24 @@ class ShellCall:
     description: str
     workdir: str  # absolute, as the host gave it (not yet canonical)
     session: str
+    cwd: str  # the payload's ``cwd``, absolute (Gemini CLI: its project directory)
 
 
 @dataclass(frozen=True, slots=True)
 class Host:
     name: str  # the CLI's word: ``shellgate hook <name>``
+    title: str  # the host's name for people
     event: str  # the hook event the answer is for
     shell_tool: str  # the host's name of its shell tool
     has_ask: bool
+    #: The variable the host sets in a hook's environment to its project directory
+    #: (where it was started; the agent's ``cd`` does not move it).
+    project_env: str
+    #: Whether the payload's ``cwd`` is the project directory too. Claude Code's
+    #: follows the session's ``cd``s (the agent moves it); Gemini CLI's shell tool
+    #: keeps no directory between calls (``dir_path`` names one per call), so its
+    #: ``cwd`` stays where it was started.
+    cwd_is_project: bool
 
     @property
     def via(self) -> str:
@@ -54,8 +65,14 @@ class Host:
         return f"hook:{self.name}"
 
 
-CLAUDE_CODE: Final = Host("claude-code", "PreToolUse", "Bash", has_ask=True)
-GEMINI_CLI: Final = Host("gemini-cli", "BeforeTool", "run_shell_command", has_ask=False)
+CLAUDE_CODE: Final = Host(
+    "claude-code", "Claude Code", "PreToolUse", "Bash", has_ask=True,
+    project_env="CLAUDE_PROJECT_DIR", cwd_is_project=False,
+)  # fmt: skip
+GEMINI_CLI: Final = Host(
+    "gemini-cli", "Gemini CLI", "BeforeTool", "run_shell_command", has_ask=False,
+    project_env="GEMINI_PROJECT_DIR", cwd_is_project=True,
+)  # fmt: skip
 HOSTS: Final = {h.name: h for h in (CLAUDE_CODE, GEMINI_CLI)}
 
 #: Returned by :func:`read_call` for a tool that is not the host's shell tool.
@@ -118,7 +135,31 @@ def read_call(host: Host, payload: object) -> ShellCall | None:
                                "name different directories")
         if given:
             workdir = os.path.join(cwd, given.pop())
-    return ShellCall(command, description, workdir, session)
+    return ShellCall(command, description, workdir, session, cwd)
+
+
+def project_dir(host: Host, call: ShellCall, environ: Mapping[str, str]) -> str:
+    """The project the host says its agent works in (absolute, not yet canonical).
+
+    In hook mode this is the workspace unless the config pins one. It comes from
+    the host, never from the agent: the host's project variable (set when the host
+    started), else — only where the agent cannot move it — the payload's ``cwd``.
+    A Claude Code that did not set ``$CLAUDE_PROJECT_DIR`` is refused rather than
+    judged in the session's current directory, which the agent's ``cd`` chooses
+    (``cd src`` would put the project's ``.env`` outside the workspace).
+    """
+    value = environ.get(host.project_env, "")
+    if value:
+        if not os.path.isabs(value):
+            raise PayloadError(f"${host.project_env} is not an absolute path: {value!r}")
+        return value
+    if host.cwd_is_project:
+        return call.cwd
+    raise PayloadError(
+        f"{host.title} did not say which project this is (${host.project_env} is not set) "
+        "and the config does not pin [executor] workspace; set workspace in the hook's "
+        "config to the project's directory"
+    )
 
 
 def reason_text(effect: str, reason: str, layer: str, rule: str | None) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from shellgate.hooks_host.hosts import (
@@ -27,12 +28,13 @@ from shellgate.hooks_host.hosts import (
     PayloadError,
     ShellCall,
     answer,
+    project_dir,
     read_call,
     reason_text,
 )
 
 if TYPE_CHECKING:
-    pass
+    from shellgate.config import Config
 
 EXIT_OK = 0
 EXIT_FAILED = 2
@@ -92,6 +94,7 @@ def _decide(host: Host, call: ShellCall, config: str | None) -> tuple[str, str]:
     workdir = os.path.realpath(call.workdir)
     if not os.path.isdir(workdir):
         raise HookFailed(f"the command's working directory {call.workdir} is not a directory")
+    cfg = _workspace(host, call, cfg)
     decider = Decider(cfg)  # a policy set or plugin that does not load raises here
     try:
         # Every value is a str this module checked (read_call) or the validated
@@ -104,7 +107,7 @@ def _decide(host: Host, call: ShellCall, config: str | None) -> tuple[str, str]:
             tenant=cfg.policy.tenant,
             session=call.session,
             workdir=workdir,
-            workspace=os.path.realpath(cfg.executor.workspace),
+            workspace=str(cfg.executor.workspace),
         )
         verdict = decider.decide(info)
     finally:
@@ -137,6 +140,7 @@ def _decide(host: Host, call: ShellCall, config: str | None) -> tuple[str, str]:
                 "command": info.command,
                 "description": info.description,
                 "workdir": info.workdir,
+                "workspace": info.workspace,
                 "decision": effect,
                 "reason": reason,
                 "layer": top.layer,
@@ -150,6 +154,28 @@ def _decide(host: Host, call: ShellCall, config: str | None) -> tuple[str, str]:
             }
         )
     return effect, reason_text(effect, reason, top.layer, top.rule)
+
+
+def _workspace(host: Host, call: ShellCall, cfg: Config) -> Config:
+    """``cfg`` with the workspace this call is judged in, canonical (realpath).
+
+    The config's own when it pins one — ``[executor] workspace`` set in the file
+    or by ``SHELLGATE_EXECUTOR__WORKSPACE`` — else the host's project
+    (:func:`~shellgate.hooks_host.hosts.project_dir`). The default of a config
+    that leaves the key out (the current directory) is no choice of anybody's:
+    a hook's current directory is wherever the host started it.
+    """
+    if "workspace" in cfg.executor.model_fields_set:
+        chosen = str(cfg.executor.workspace)
+    else:
+        chosen = project_dir(host, call, os.environ)
+    workspace = os.path.realpath(chosen)
+    if not os.path.isdir(workspace):
+        raise HookFailed(f"the workspace {chosen} is not a directory")
+    # Every layer reads the workspace from the config (protected paths, secrets,
+    # write rules): replace it there, once, rather than beside it in the call.
+    executor = cfg.executor.model_copy(update={"workspace": Path(workspace)})
+    return cfg.model_copy(update={"executor": executor})
 
 
 def _one_line(text: str) -> str:

@@ -27,6 +27,14 @@ logger = logging.getLogger("shellgate.integrations.pydantic_ai")
 
 #: ``DeferredToolResults.metadata[tool_call_id][APPROVAL_METADATA_KEY]``: the sealed approval.
 APPROVAL_METADATA_KEY = "shellgate_approval"
+#: Who approved a call resumed with a bare ``True`` / ``ToolApproved()``: somebody
+#: using the application that runs as ``subject``, whom pydantic-ai does not name
+#: (as ``mcp-user:<subject>`` is the person at an MCP client).
+UNNAMED_APPROVER = "pydantic-ai-user:{subject}"
+UNNAMED_MESSAGE = (
+    "approved with pydantic-ai's DeferredToolResults, which names nobody "
+    "(toolset.approve(requests, tool_call_id, approver) names the person)"
+)
 
 
 class Keeper:
@@ -104,16 +112,31 @@ class Keeper:
 
     def resumed_without_approval(
         self, ctx: RunContext[Any], tool: str, arguments: Mapping[str, object]
-    ) -> Paused | None:
-        """A paused call approved with a bare ``True``: it names nobody, so it does not run."""
+    ) -> tuple[Paused, Approval | None] | None:
+        """A paused call approved the pydantic-ai way (``{id: True}``), which names nobody.
+
+        ``None`` when this toolset paused no such call (then it is decided afresh).
+        Otherwise the paused call and, unless ``[approval] require_named``, the
+        gate's approval for it from an unnamed person of the application
+        (:data:`UNNAMED_APPROVER`, on the record now); with ``require_named`` the
+        approval is ``None`` and the gate refuses the call, on the record.
+        """
         paused = self.paused.take_call(ctx.tool_call_id or "", tool, canonical(arguments))
-        if paused is not None:
+        if paused is None:
+            return None
+        if self.gate.config.approval.require_named:
             logger.warning(
-                "tool call %s was approved without a shellgate approval; resume it with "
-                "toolset.approve(requests, tool_call_id, approver) to name the person",
+                "tool call %s was approved without naming anybody, and [approval] "
+                "require_named is set; resume it with toolset.approve(requests, "
+                "tool_call_id, approver) to name the person",
                 ctx.tool_call_id,
             )
-        return paused
+            return paused, None
+        decision = paused.decision
+        approval = self.gate.approve(
+            decision, UNNAMED_APPROVER.format(subject=decision.subject), message=UNNAMED_MESSAGE
+        )
+        return paused, approval
 
     def handoff(
         self,

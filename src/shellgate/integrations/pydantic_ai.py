@@ -19,8 +19,10 @@ raises :class:`~pydantic_ai.exceptions.ApprovalRequired`, so the run ends with
 resumes the run with ``toolset.approve(...)`` / ``toolset.deny(...)``: each names
 that person to the gate (the audit log's ``approval`` record) and builds the
 :class:`~pydantic_ai.tools.DeferredToolResults` entry, the approval sealed by the
-gate in its metadata. A bare ``True`` or ``ToolApproved()`` names nobody and runs
-nothing (docs/integrations.md).
+gate in its metadata. pydantic-ai's own bare ``True`` or ``ToolApproved()`` is
+accepted too, recorded as approved by an unnamed person of the application
+(``pydantic-ai-user:<subject>``), unless ``[approval] require_named`` refuses it
+(docs/integrations.md).
 """
 
 from __future__ import annotations
@@ -129,8 +131,11 @@ class ShellgateToolset(AbstractToolset[AgentDepsT]):
             if token is not None:  # the gate checks it: sealed, this call, once, in time
                 forget(keeper.paused, token)
                 return keeper.answer(await keeper.call(name, tool_args, approval=token))
-            paused = keeper.resumed_without_approval(ctx, name, tool_args)
-            if paused is not None:  # the gate refuses it, on the record
+            resumed = keeper.resumed_without_approval(ctx, name, tool_args)
+            if resumed is not None:  # approved by nobody named: run, or refused (require_named)
+                paused, unnamed = resumed
+                if unnamed is not None:
+                    return keeper.answer(await keeper.call(name, tool_args, approval=unnamed))
                 return keeper.answer(await keeper.call(name, tool_args, decision=paused.decision))
         decision = await keeper.decide(tool_args)
         if decision.effect == "deny":
@@ -262,8 +267,15 @@ class GatedToolset(WrapperToolset[AgentDepsT]):
             ):  # spent at the gate, on the record; refused unless it covers this call
                 keeper.handoff(name, tool_args, gate_args, ctx, approval=token)
                 return await self.wrapped.call_tool(name, tool_args, ctx, tool)
-            paused = keeper.resumed_without_approval(ctx, name, tool_args)
-            if paused is not None:  # the gate refuses it, on the record
+            resumed = keeper.resumed_without_approval(ctx, name, tool_args)
+            if resumed is not None:  # approved by nobody named: handed off, or refused
+                paused, unnamed = resumed
+                if unnamed is not None:
+                    keeper.handoff(
+                        name, tool_args, paused.gate_arguments, ctx, approval=unnamed.token
+                    )
+                    return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+                # require_named: the gate refuses it, on the record
                 keeper.handoff(
                     name, tool_args, paused.gate_arguments, ctx, decision=paused.decision
                 )

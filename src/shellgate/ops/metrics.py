@@ -17,7 +17,9 @@ come from the shared stores, not from this process:
   every gate reports running (``PolicyStore.hosts()``).
 
 A store that cannot be read makes ``shellgate_store_up{store=…}`` 0 and keeps the
-last counts (they never go down); the scrape itself still answers. Errors name a
+last counts (they never go down); the scrape itself still answers. A SQLite
+approval queue with no file yet is empty, not unreadable: the first question
+creates it. Errors name a
 store by its role and its URL with the password hidden, and are logged once per
 change, not on every scrape. docs/operations.md lists every metric.
 """
@@ -94,6 +96,7 @@ class Metrics:
         self._latency: dict[str, Latency] = {}
         self._problems: dict[str, str] = {}
         self._stores: dict[int, Any] = {}  # PolicyStore by id() of its (kept) Database
+        self._announced_empty: set[str] = set()  # approval queues said to have no file yet
 
     def render(self, config: Config) -> tuple[bytes, str]:
         """One scrape: the exposition text and its content type."""
@@ -142,6 +145,28 @@ class Metrics:
                 checked[url] = str(exc)
         return checked[url]
 
+    def _queue_not_announced_empty(self, url: str) -> bool:
+        """A SQLite approval queue whose file does not exist yet: nobody has asked.
+
+        The first gate that queues a question creates it, so until then the queue
+        is empty, not unreadable (up, nothing pending), and said once at INFO. It is
+        still not created here: a mistyped path must not become an empty store.
+        """
+        try:
+            parsed = parse_url(url)
+        except StoreError:
+            return False  # _guard names the problem
+        if parsed.path is None or parsed.path.exists():
+            self._announced_empty.discard(url)
+            return False
+        if url not in self._announced_empty:
+            self._announced_empty.add(url)
+            logger.info(
+                "metrics: the approval queue %s has no file yet (nothing has been queued): "
+                "read as empty", parsed.display,
+            )
+        return True
+
     def _note(self, role: str, problem: str | None) -> None:
         """Log a store's problem when it starts (and its recovery), not every scrape."""
         before = self._problems.get(role)
@@ -166,8 +191,12 @@ class Metrics:
             roles.append(("audit", self._poll_audit(config, checked)))
         if config.approval.store is not None:
             latency = self._latency.setdefault(config.approval.store, Latency())
-            roles.append(("approval", self._guard(config.approval.store, checked,
-                                                  lambda db: latency.poll(db, time.time()))))
+            if self._queue_not_announced_empty(config.approval.store):
+                latency.pending, latency.oldest_pending_s = 0, 0.0
+                roles.append(("approval", None))
+            else:
+                roles.append(("approval", self._guard(config.approval.store, checked,
+                                                      lambda db: latency.poll(db, time.time()))))
             yield from latency.families()
         if config.policy.store is not None:
             policy: list[Metric] = []

@@ -145,6 +145,14 @@ class PolicyEngine:
     def rule_count(self) -> int:
         return sum(len(i.source.rules) for i in self.indexes)
 
+    def rules_for(self, subject: str, tenant: str) -> int:
+        """How many rules of all sets apply to ``subject`` in ``tenant`` (its own and its
+        roles'): 0 means only the built-in layers and the closing default decide for it."""
+        return sum(
+            (i if isinstance(i, PolicyIndex) else PolicyIndex(i.source)).rules_for(subject, tenant)
+            for i in self.indexes
+        )
+
     def match(self, subject: str, tenant: str, segment: Segment) -> Match | None:
         """The deciding rule for one segment over all sets, or ``None`` for "no rule"."""
         if not segment.argv:

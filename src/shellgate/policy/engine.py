@@ -212,7 +212,8 @@ def _waterfall(call: CallInfo, analysis: Analysis, layers: Sequence[Layer], defa
             # No layer decided the command itself (its writes alone never allow it).
             closing = Decision(
                 effect=default,
-                reason=f"no rule decides {_shown(segment)}; the closing default is {default}",
+                reason=f"no rule decides {_shown(segment)} for subject '{call.subject}' in "
+                f"tenant '{call.tenant}'; the closing default is {default}",
                 layer="default",
             )
             chosen = strictest([closing, *found])

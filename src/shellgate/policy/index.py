@@ -119,6 +119,17 @@ class PolicyIndex:
         self._names[(subject, tenant)] = found
         return found
 
+    def rules_for(self, subject: str, tenant: str) -> int:
+        """How many rules apply to ``subject`` in ``tenant``: its own and its roles'."""
+        tenants = (tenant,) if tenant == "*" else (tenant, "*")
+        count = 0
+        for name in self.names(subject, tenant):
+            for where in tenants:
+                bucket = self._buckets.get((where, name))
+                if bucket is not None:
+                    count += len(bucket.wild) + sum(map(len, bucket.by_word.values()))
+        return count
+
     def best(
         self, subject: str, tenant: str, text: str, *, allow: bool = True, canonical: bool = False
     ) -> Rule | None:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from shellgate.models import STRICTNESS
 from shellgate.policy.index import PolicyIndex
-from shellgate.policy.loader import PolicySource, Problem, Rule, read_policy_set
+from shellgate.policy.loader import PolicySource, Problem, Rule, claude_pattern, read_policy_set
 from shellgate.policy.patterns import Pattern
 
 
@@ -49,29 +49,6 @@ def covers(wide: Pattern, narrow: Pattern) -> bool:
     return all(wide.matches(v) for v in variants)
 
 
-def _claude_finding(text: str) -> str | None:
-    """A Claude Code permission rule pasted as a pattern: ``Bash(git diff:*)``, ``git diff:*``.
-
-    shellgate would read it literally (a command whose first word is ``Bash(git``),
-    and the glued-star hint would suggest ``diff: *)``; the fix is the command
-    itself, as ``policy import --from claude-code`` writes it.
-    """
-    from shellgate.policy.importers.claude import suggest
-
-    if not (text.startswith("Bash(") and text.endswith(")")) and not text.endswith(":*"):
-        return None
-    fix = suggest(text)
-    if not text.startswith("Bash("):
-        # "npm run test:*" is also a valid glob (test:unit, test:e2e): say both.
-        return (f"pattern {text!r} matches {text[:-1]!r} followed by anything; if it is "
-                f"Claude Code's legacy ':*' prefix form, the shellgate pattern is {fix!r}")
-    if fix is None:
-        return (f"pattern {text!r} is Claude Code's permission syntax, not a shellgate "
-                "pattern: write the command itself, one rule per simple command")
-    return (f"pattern {text!r} is Claude Code's permission syntax, not a shellgate pattern: "
-            f"write {fix!r}")
-
-
 def _write_findings(rule: Rule) -> list[str]:
     """``write:`` rules that mean more, or something else, than they seem to."""
     glob = rule.pattern.text[len("write:") :]
@@ -91,7 +68,7 @@ def _pattern_findings(rule: Rule) -> list[str]:
     text, out = rule.pattern.text, []
     if rule.pattern.is_write:
         return _write_findings(rule)
-    claude = _claude_finding(text) if rule.pattern.kind != "regex" else None
+    claude = claude_pattern(text) if rule.pattern.kind != "regex" else None
     if claude is not None:
         return [claude]
     if rule.pattern.kind != "regex":

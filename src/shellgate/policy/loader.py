@@ -98,6 +98,48 @@ class PolicySource:
         """The ``file`` every rule of this set carries."""
         return str(self.policy_file) if self.label is None else f"{self.label}/{POLICY_FILE}"
 
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        """Rows that load but cannot mean what they say, computed when asked (the gate
+        never pays for them): a Claude Code rule pasted as a pattern, ``Bash(git diff:*)``,
+        which shellgate reads literally and so matches no command. The commands that
+        load a set for a person (``check``, ``policy test``, ``policy push``) print
+        them; ``policy lint`` reports them among its findings.
+        """
+        found: list[Problem] = []
+        for rule in self.rules:
+            text = rule.pattern.text
+            if rule.pattern.kind != "regex" and text.startswith("Bash("):
+                message = claude_pattern(text)
+                if message is not None:
+                    found.append(Problem(rule.file, rule.line, message))
+        return tuple(found)
+
+
+def claude_pattern(text: str) -> str | None:
+    """A Claude Code permission rule pasted as a pattern: ``Bash(git diff:*)``, ``git diff:*``.
+
+    shellgate would read it literally (a command whose first word is ``Bash(git``),
+    and the glued-star hint would suggest ``diff: *)``; the fix is the command
+    itself, as ``policy import --from claude-code`` writes it. ``None`` for
+    anything else.
+    """
+    if not (text.startswith("Bash(") and text.endswith(")")) and not text.endswith(":*"):
+        return None
+    # Only here, on the way to a message: the translation is the importer's.
+    from shellgate.policy.importers.claude import suggest
+
+    fix = suggest(text)
+    if not text.startswith("Bash("):
+        # "npm run test:*" is also a valid glob (test:unit, test:e2e): say both.
+        return (f"pattern {text!r} matches {text[:-1]!r} followed by anything; if it is "
+                f"Claude Code's legacy ':*' prefix form, the shellgate pattern is {fix!r}")
+    if fix is None:
+        return (f"pattern {text!r} is Claude Code's permission syntax, not a shellgate "
+                "pattern: write the command itself, one rule per simple command")
+    return (f"pattern {text!r} is Claude Code's permission syntax, not a shellgate pattern: "
+            f"write {fix!r}")
+
 
 @dataclass
 class _Reader:
