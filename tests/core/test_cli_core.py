@@ -167,7 +167,8 @@ def test_run_sigterm_aborts_the_call_and_records_it(conf: Path) -> None:
 
 def _ask_for_touch(conf: Path) -> None:
     rules = conf.with_name("pol") / "policy.csv"
-    rules.write_text(rules.read_text() + "p, agent, *, touch *, ask, writes files\n")
+    rules.write_text(rules.read_text() + "p, agent, *, touch *, ask, writes files\n"
+                     "p, agent, *, write:**, allow\n")
 
 
 def test_run_refused_for_want_of_an_approver_hints_at_the_prompt(conf: Path) -> None:
