@@ -96,6 +96,7 @@ class Decider:
         return analyse(
             call.command,
             workdir=call.workdir,
+            workspace=call.workspace,
             max_segments=pol.max_segments,
             max_depth=pol.max_depth,
             max_nodes=pol.max_syntax_nodes,

@@ -115,6 +115,9 @@ class Segment(_Frozen):
     #: Paths named inside code it runs (``python -c 'open("/root/.ssh/id_rsa")'``),
     #: as written: the protected-paths and protected-reads layers ask for them.
     mentions: tuple[str, ...] = ()
+    #: Drafted from text that does not parse (inside a parse error): no rule is
+    #: matched against such a fragment; the parse error asks for the whole line.
+    fragment: bool = False
     #: The directory it runs in when known from the command itself (a ``cd``
     #: earlier in the same list moves it), ``""`` when a ``cd`` made it unknown,
     #: ``None`` when nothing says (the call's workdir).

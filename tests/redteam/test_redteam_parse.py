@@ -336,7 +336,6 @@ MUST_NOT_ALLOW = [
     "f() { ls; }; f",
     "echo $'\\x41'",
     "ls {a,b}",
-    "ls *",
     'cat < "`id`"',
     'echo x >& "$(id)"',
     "cat x > .git/confi?",
@@ -384,7 +383,8 @@ def test_expansions_glued_into_words_do_not_hide_a_deny(decide: Decide, command:
 
 
 def test_expansion_readings_stay_on_the_deny_side(decide: Decide) -> None:
-    assert decide("echo $HOME") == "ask"  # a finding, never an allow
+    assert decide("echo $SOME_UNSET_NAME") == "ask"  # a finding, never an allow
+    assert decide("echo $HOME") == "allow"  # fixed by the call's environment: expanded
     assert decide("ls") == "allow"
 
 
@@ -429,7 +429,7 @@ def test_many_glob_readings_are_bounded_in_time() -> None:
     started = time.perf_counter()
     analysis = analyse(command)
     assert time.perf_counter() - started < 2.0  # was ~2 s; ~10 ms now (gross guard)
-    assert all(s.findings for s in analysis.segments)
+    assert len(analysis.segments) == 20  # each catchsegv and the program it runs
 
 
 def test_a_re_read_over_the_node_budget_is_refused(decide: Decide) -> None:

@@ -342,7 +342,7 @@ def test_canonical_forms(command: str, form: str) -> None:
      ("fc", "history"), ("fc -s", "history"), ("bind -f keys", "key bindings"),
      ("complete -F f cmd", "shell function"), ("compgen -W '$(id)' x", "word list"),
      ("compgen -V PATH w", "changes what commands do"), ("hash -p /tmp/x ls", "command name"),
-     ("let x=1", "arithmetic"), ("source f", "this shell"), (". f", "this shell"),
+     ("let x=1", "arithmetic"), ("source f", "on PATH first"), (". f", "on PATH first"),
      ("readarray -C cb x", "callback"), ("read -a PATH", "changes what commands do"),
      ("printf -v IFS x", "changes what commands do"), ("typeset -i x='a[$(id)]'", "subscript"),
      ("local -i x='a[$(id)]'", "subscript"), ("[ 'a[$(id)]' -gt 1 ]", "subscript")],

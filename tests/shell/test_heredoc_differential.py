@@ -80,7 +80,8 @@ def check(command: str, tmp: Path) -> None:
     if split(command.encode()) is not None and len(inputs) == len(ran) and ran == argvs:
         # Read by the lexer: each command's heredoc body is what bash fed it.
         for segment, given_input in zip(analysis.segments, inputs, strict=True):
-            if any(r.op.startswith("<<") and r.op != "<<<" for r in segment.redirects):
+            ops = {r.op for r in segment.redirects if r.op.startswith("<")}
+            if ops and ops <= {"<<", "<<-"}:  # fed a heredoc (no here-string, no file)
                 bodies = _bodies(segment, command)
                 assert bodies is given_any or given_input.strip("\n") in bodies, (command, segment)
 

@@ -276,7 +276,7 @@ def test_home_variable_write_targets_name_the_home_file() -> None:
     home = os.environ["HOME"]
     for command in ('echo x >> "$HOME/.bashrc"', "echo x >> ${HOME}/.bashrc"):
         assert f"{home}/.bashrc" in writes(command)
-        assert findings(command)
+        assert findings(command) == []  # HOME is fixed by the call's environment: expanded
 
 
 @pytest.mark.parametrize("command", ["cat x 1<> .git/config", "cat x <> .git/config"])
@@ -284,9 +284,7 @@ def test_read_write_redirection_is_a_write(command: str) -> None:
     assert f"{W}/.git/config" in writes(command)
 
 
-def test_rough_forms_of_a_parse_error_are_bounded() -> None:
+def test_a_parse_error_asks_for_every_segment_and_adds_no_rough_forms() -> None:
     command = "cat <<EOF; (" + "; ".join(f"echo {i}" for i in range(600)) + "\nEOF"
-    rough = [s for s in segments(command) if s.text == command]
-    assert rough
-    assert len(rough[0].forms) <= 256
-    assert all(s.findings for s in segments(command))
+    assert not [s for s in segments(command) if s.text == command]  # no rough segment
+    assert all(any(f.startswith("parse error") for f in s.findings) for s in segments(command))

@@ -56,9 +56,17 @@ class AnalysisLayer:
         del call
         if not segment.findings:
             return None
+        text = code(segment.text[:200]) + ("…" if len(segment.text) > 200 else "")
+        errors = [f for f in segment.findings if f.startswith("parse error")]
+        if errors:
+            return Decision(
+                effect="ask",
+                reason=f"the command does not parse as bash ({'; '.join(errors[:2])}): what "
+                "cannot be read cannot be allowed, and no rule is matched against its pieces",
+                layer=ANALYSIS,
+            )
         shown = "; ".join(segment.findings[:3])
         more = f" (+{len(segment.findings) - 3} more)" if len(segment.findings) > 3 else ""
-        text = code(segment.text[:200]) + ("…" if len(segment.text) > 200 else "")
         return Decision(
             effect="ask",
             reason=f"cannot prove what {text} runs: {shown}{more}",

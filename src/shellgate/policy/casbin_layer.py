@@ -154,8 +154,12 @@ class PolicyEngine:
         )
 
     def match(self, subject: str, tenant: str, segment: Segment) -> Match | None:
-        """The deciding rule for one segment over all sets, or ``None`` for "no rule"."""
-        if not segment.argv:
+        """The deciding rule for one segment over all sets, or ``None`` for "no rule".
+
+        A fragment of a line that does not parse meets no rule: the parse error
+        asks for the whole line (a rule matched against pieces of it, a heredoc
+        body's ``def f(x):`` read as ``:``, would explain nothing right)."""
+        if not segment.argv or segment.fragment:
             return None
         command, others = segment_texts(segment)
         # Matched in the canonical way even when the text is also a literal form:
@@ -176,6 +180,17 @@ class PolicyEngine:
             ):
                 best = found
         return best
+
+    def trusted_source(self, subject: str, tenant: str, names: Sequence[str]) -> Rule | None:
+        """An allow rule naming ``source NAME`` (one of ``names``): a file the rules
+        trust to run in the shell, whose writes therefore ask. A rule that would
+        allow sourcing any file (``source *``, ``*``) names none."""
+        for index in self.indexes:
+            for name in names:
+                rule = index.best_naming(subject, tenant, f"source {name}", f"source {PROBE}")
+                if rule is not None:
+                    return rule
+        return None
 
     def match_write(
         self, subject: str, tenant: str, physical: Sequence[str], lexical: Sequence[str] = ()

@@ -80,6 +80,19 @@ class WriteRulesLayer:
                 layer=LAYER,
                 scope="writes",
             )
+        real = os.path.realpath(write.path)
+        names = [shown] if shown == real else [shown, real]
+        trusted = engine.trusted_source(call.subject, call.tenant, names)
+        if trusted is not None:
+            return Decision(
+                effect="ask",
+                reason=f"writes '{shown}' ({write.how}), a file the rule '{trusted.pattern.text}' "
+                "trusts to run in the shell: changing it needs a person's approval, whatever "
+                "the write: rules say",
+                layer=LAYER,
+                rule=engine.ref(trusted),
+                scope="writes",
+            )
         rule = engine.match_write(call.subject, call.tenant, physical_texts, lexical)
         if rule is None:
             return Decision(

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import os
 import re
-from functools import lru_cache
+import threading
+from collections import OrderedDict
+from collections.abc import Set
 
 from tree_sitter import Node
 
@@ -31,7 +33,7 @@ from shellgate.shell.finish import assignment_findings, finish
 from shellgate.shell.reader import _parser, misreads
 from shellgate.shell.reader.drafts import Draft, Sink
 from shellgate.shell.reader.heredoc_lexer import prepare
-from shellgate.shell.reader.walker import Walker
+from shellgate.shell.reader.walker import PARSE_ERROR, Walker
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _MAX_ERRORS_SHOWN = 3
@@ -43,22 +45,60 @@ _MAX_ROUGH_WORDS = 256
 _ESCAPED = re.compile(r"\\(.)", re.S)
 
 
-def _parse_errors(root: Node, source: bytes) -> list[str]:
-    """Describe ERROR and MISSING nodes (iteratively: the tree can be deep)."""
+def _parse_errors(
+    root: Node, source: bytes, display: bytes, read: Set[int] = frozenset()
+) -> list[str]:
+    """Describe ERROR and MISSING nodes (iteratively: the tree can be deep), each by
+    the line and column where it starts and an excerpt of what is written there
+    (``source`` is what was parsed, heredoc bodies blanked; ``display`` as written).
+    ERROR nodes the walker read as bash does (``read``: their offsets) are none."""
     found: list[str] = []
     stack = [root]
     while stack and len(found) < _MAX_ERRORS_SHOWN:
         node = stack.pop()
         if node.is_missing:
-            found.append(f"parse error: missing '{node.type}' at offset {node.start_byte}")
+            where = _where(display, node.start_byte)
+            found.append(f"parse error: missing '{node.type}' at {where}")
+        elif node.type == "ERROR" and node.start_byte in read:
+            continue
         elif node.type == "ERROR":
-            # A display excerpt: cut at 40 bytes, possibly mid-character.
-            cut = source[node.start_byte : min(node.end_byte, node.start_byte + 40)]
+            start = node.start_byte
+            blank = len(source[start : node.end_byte]) - len(source[start : node.end_byte].lstrip())
+            start += blank  # past a blanked heredoc body: where the text is
+            # A display excerpt: cut at 40 bytes, possibly mid-character, one line.
+            cut = display[start : min(node.end_byte, start + 40)].split(b"\n", 1)[0]
             raw = cut.decode("utf-8", "replace")
-            found.append(f"parse error at offset {node.start_byte}: '{raw}'")
+            found.append(f"parse error at {_where(display, start)}: '{raw}'")
         elif node.has_error:
             stack.extend(reversed(node.children))
-    return found or ["parse error"]
+    return found if found or read else ["parse error"]
+
+
+def _globs_in_written_directories(drafts: list[Draft]) -> None:
+    """A glob read in a directory another command of the line writes (``touch --
+    -rf; rm *``) cannot be known in advance: its words are what the directory holds
+    when it runs. (Whatever writes it, before or after: a pipeline runs at once.)"""
+    if not any(draft.globbed for draft in drafts):
+        return
+    for draft in drafts:
+        if not draft.globbed:
+            continue
+        written = [w.path for other in drafts if other is not draft for w in other.writes]
+        for directory in draft.globbed:
+            inside = directory.rstrip("/") + "/"
+            if any(path.startswith(inside) for path in written):
+                draft.findings.append(
+                    f"a glob is read in '{directory}', which this line writes: its matches "
+                    "are not known in advance"
+                )
+                break
+
+
+def _where(display: bytes, offset: int) -> str:
+    """``line L, column C (offset N)`` of a byte offset, for a person to find it."""
+    line = display.count(b"\n", 0, offset) + 1
+    column = offset - (display.rfind(b"\n", 0, offset) + 1) + 1
+    return f"line {line}, column {column} (offset {offset})"
 
 
 def _rough_forms(command: str) -> tuple[list[tuple[str, ...]], bool]:
@@ -114,6 +154,7 @@ def _freeze(draft: Draft, whole: tuple[str, ...]) -> Segment:
         mentions=tuple(dict.fromkeys(draft.mentions)),
         via=draft.via,
         via_at=draft.via_at,
+        fragment=PARSE_ERROR in draft.context,
     )
 
 
@@ -121,49 +162,79 @@ def _freeze(draft: Draft, whole: tuple[str, ...]) -> Segment:
 _CACHED_CHARS = 4096
 
 
+#: The environment variables the analysis expands (``PWD`` is the directory).
+FIXED_VARIABLES = ("HOME", "USER", "TMPDIR", "PATH")
+_CACHE_SIZE = 1024
+_cache: OrderedDict[tuple[object, ...], Analysis] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
 def analyse(
     command: str,
     *,
     workdir: str = "/",
+    workspace: str | None = None,
     max_segments: int = 64,
     max_depth: int = 16,
     max_nodes: int = 10_000,
 ) -> Analysis:
     """Analyse ``command`` as bash would run it from ``workdir`` (never executes it).
 
-    A pure function of its arguments (and of this process's ``HOME``, which
-    ``~`` and ``cd`` are read with), so the answers for short commands are kept
-    in an LRU cache of 1,024: the result is a frozen model, shared as is.
+    ``workspace`` (default: ``workdir``) is where ``source`` files are named from.
+    A function of its arguments, of this process's environment (``HOME``,
+    ``USER``, ``TMPDIR``, ``PATH``: ``$HOME`` and ``~`` are expanded with them, as
+    the command sees them) and, for a glob, of the file system. The answers for
+    short commands that read no file system are kept in an LRU cache of 1,024:
+    the result is a frozen model, shared as is.
     """
+    env = tuple(os.environ.get(name, "") for name in FIXED_VARIABLES)
+    space = workspace if workspace is not None else workdir
+    key = (command, workdir, space, max_segments, max_depth, max_nodes, env)
     if len(command) <= _CACHED_CHARS:
-        home = os.environ.get("HOME", "")
-        return _analyse_cached(command, workdir, max_segments, max_depth, max_nodes, home)
-    return _analyse(command, workdir, max_segments, max_depth, max_nodes)
-
-
-@lru_cache(maxsize=1024)
-def _analyse_cached(
-    command: str, workdir: str, max_segments: int, max_depth: int, max_nodes: int, home: str
-) -> Analysis:
-    del home  # part of the key only: ~ and cd are read with it
-    return _analyse(command, workdir, max_segments, max_depth, max_nodes)
+        with _cache_lock:
+            hit = _cache.get(key)
+            if hit is not None:
+                _cache.move_to_end(key)
+                return hit
+    analysis, cacheable = _analyse(command, workdir, space, env, max_segments, max_depth,
+                                   max_nodes)  # fmt: skip
+    if cacheable and len(command) <= _CACHED_CHARS:
+        with _cache_lock:
+            _cache[key] = analysis
+            if len(_cache) > _CACHE_SIZE:
+                _cache.popitem(last=False)
+    return analysis
 
 
 def _analyse(
-    command: str, workdir: str, max_segments: int, max_depth: int, max_nodes: int
-) -> Analysis:
-    """The analysis itself (see :func:`analyse`).
+    command: str,
+    workdir: str,
+    workspace: str,
+    env: tuple[str, ...],
+    max_segments: int,
+    max_depth: int,
+    max_nodes: int,
+) -> tuple[Analysis, bool]:
+    """The analysis itself (see :func:`analyse`), and whether it may be cached (it
+    read no file system).
 
     ``max_nodes`` bounds the work: the walk costs about 7 µs per syntax node, so a
     tree larger than that is refused right after parsing (``Analysis.refused``)
     instead of being read for hundreds of milliseconds. Heredoc bodies are one
     node each, so a large file written through a heredoc stays well inside it.
     """
-    source = command.encode("utf-8", "surrogatepass")
     sink = Sink(
         workdir=workdir, max_depth=max_depth, finish=finish,
         assignment_findings=assignment_findings, max_nodes=max_nodes, cwd=workdir,
+        workspace=workspace,
+        env={name: value for name, value in zip(FIXED_VARIABLES, env, strict=True) if value},
     )  # fmt: skip
+    analysis = _read(command, sink, max_segments, max_nodes)
+    return analysis, not sink.fs
+
+
+def _read(command: str, sink: Sink, max_segments: int, max_nodes: int) -> Analysis:
+    source = command.encode("utf-8", "surrogatepass")
     control = _CONTROL.search(command)
     if control is not None:
         sink.note(
@@ -182,28 +253,31 @@ def _analyse(
         )
         raw = Segment(text=command[:200], argv=(), findings=(why,))
         return Analysis(command=command, segments=(raw,), findings=(why,), refused=why)
-    if root.has_error:
-        for finding in _parse_errors(root, display):
-            sink.note(finding)
     try:
         Walker(source, sink, (), 0, heredocs=heredocs, display=display).run(root)
     except RecursionError:
         sink.note("command nested too deeply to analyse")
+    if root.has_error:
+        for finding in _parse_errors(root, source, display, sink.read_errors):
+            sink.note(finding)
     if sink.refused is not None:
         why = sink.refused
         raw = Segment(text=command[:200], argv=(), findings=(why,))
         return Analysis(command=command, segments=(raw,), findings=(why,), refused=why)
     drafts = sink.drafts
+    _globs_in_written_directories(drafts)
     if len(drafts) > max_segments:
         sink.note(f"command has {len(drafts)} simple commands, over the limit of {max_segments}")
     whole = tuple(sink.findings)
     frozen: dict[int, Segment] = {}  # a replayed draft is one object: freeze it once
     segments = [frozen.get(id(d)) or frozen.setdefault(id(d), _freeze(d, whole)) for d in drafts]
-    if root.has_error or sink.unresolved:
-        # A parse error can hide later commands from the tree (`cat <<EOF; rm -rf /`):
-        # one more segment carries every line, split at blanks and at ; & | ( ) `,
-        # as forms, so deny rules still see what bash may run. Its argv is the first
-        # piece (rule layers skip an empty argv); the parse-error finding makes it ask.
+    if sink.unresolved:
+        # A misreading the re-read could not fix can hide later commands from the
+        # tree: one more segment carries every line, split at blanks and at
+        # ; & | ( ) `, as forms, so deny rules still see what bash may run. Its argv
+        # is the first piece (rule layers skip an empty argv); the finding asks. (A
+        # line that does not parse gets no such segment: it asks, naming the error,
+        # and no rule is matched against its pieces.)
         forms, complete = _rough_forms(command)
         if sink.unresolved and not complete:
             # Misread, not re-read, and too many distinct pieces for the rough

@@ -81,8 +81,9 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
             _stdin_code(draft, read.stdin_code, stdin_texts, findings)
         draft.output = list(stdin_texts) if read.echoes_stdin and stdin_texts else None
         if sink.cwd != sink.workdir and sink.cwd_known and operands:
-            # After a `cd`, a relative operand names another file than the rule expects.
-            for form in forms:
+            # After a `cd`, a relative operand names another file than the rule expects
+            # (the argv's readings and the other readings of it: a glob as written).
+            for form in list(draft.forms):
                 entry = catalog.lookup(form[0]) if form else None
                 if entry is not None and entry.cwd_operands:
                     resolved = resolved_operands(form, sink.cwd, entry.path_keys)
@@ -91,6 +92,8 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
                         for other in (resolved, *respellings(resolved), *homed):
                             if other not in draft.forms:
                                 draft.forms.append(other)
+    if draft.argv and read.sourced is not None:
+        _source(draft, sink, read.sourced, findings)
     _writes(draft, sink, operands)
     _links(sink, links)
     draft.cwd = sink.cwd if sink.cwd_known else ""  # before its own cd moves the shell
@@ -98,6 +101,32 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
     # Keep order, drop repeats: one construct seen through several forms is one finding.
     draft.findings = list(dict.fromkeys(findings))
     return list(dict.fromkeys(payloads))
+
+
+def _source(draft: Draft, sink: Sink, file: str, findings: list[str]) -> None:
+    """``source FILE`` and ``. FILE`` are one segment, ``source PATH ARGS``: PATH is
+    the file resolved after any ``cd`` (relative to the workspace when inside it),
+    so a rule names it (``source .venv/bin/activate``). A file the same line writes
+    is not trusted; one without a ``/`` is looked up on ``PATH`` first."""
+    if not file:
+        findings.append(f"'{draft.argv[0]}' without a file")
+        return
+    if "/" not in file:
+        findings.append(f"'{draft.argv[0]} {file[:40]}' looks the file up on PATH first")
+        return
+    expanded = _expand_tilde(file, sink.home()) if file.startswith("~") else file
+    if expanded is None or (not file.startswith(("/", "~")) and not sink.cwd_known):
+        findings.append(f"'{draft.argv[0]} {file[:40]}' names a file the analysis cannot place")
+        return
+    path = _through_links(resolve(expanded, sink.cwd), sink.links)
+    if path in sink.written:
+        findings.append(f"sources '{file[:40]}', which this line writes")
+    inside = sink.workspace.rstrip("/") + "/"
+    shown = path[len(inside) :] if path.startswith(inside) else path
+    argv = ("source", shown, *draft.argv[2:])
+    if argv != draft.argv:
+        draft.forms = [argv, *draft.forms]
+        draft.argv = argv
 
 
 def _stdin_code(
@@ -128,16 +157,17 @@ def _writes(draft: Draft, sink: Sink, operands: Sequence[tuple[str, str]]) -> No
     if not targets:
         return
     writes: dict[str, Write] = {}
+    home = sink.home()
     for target, how in dict.fromkeys(targets):
         paths: list[str] = []
-        home = _home_prefix(target)
-        if home:
-            value = os.environ.get("HOME", "")
-            if value:
-                paths.append(resolve(value + target[len(home) :], sink.cwd))
+        prefix = _home_prefix(target)
+        if prefix and home:
+            paths.append(resolve(home + target[len(prefix) :], sink.cwd))
         if target.startswith("~"):
-            expanded = os.path.expanduser(target)
-            if expanded != target:
+            expanded = _expand_tilde(target, home)
+            if expanded is None:
+                draft.findings.append(f"write target '{target}' uses ~ after the line changed HOME")
+            elif expanded != target:
                 paths.append(resolve(expanded, sink.cwd))
         elif not target.startswith("/") and not sink.cwd_known:
             draft.findings.append(
@@ -148,6 +178,7 @@ def _writes(draft: Draft, sink: Sink, operands: Sequence[tuple[str, str]]) -> No
             path = _through_links(path, sink.links)
             writes.setdefault(path, Write(path=path, target=target, how=how))
     draft.writes = list(writes.values())
+    sink.written.update(writes)
 
 
 #: Links followed one after another before a path is taken as it stands.
@@ -195,6 +226,14 @@ def _home() -> str:
     return "" if home in ("~", "/") else home.rstrip("/")
 
 
+def _expand_tilde(word: str, home: str | None) -> str | None:
+    """``~`` and ``~/…`` with the line's ``HOME`` (``None``: it changed to something
+    unknown), ``~user/…`` with the password database, as bash expands them."""
+    if word == "~" or word.startswith("~/"):
+        return None if home is None else home + word[1:]
+    return os.path.expanduser(word)
+
+
 def _home_relative(form: Argv) -> list[Argv]:
     """``rm -rf /home/agent`` (after ``cd``) also as ``rm -rf ~``: rules name ``~``."""
     home = _home()
@@ -218,7 +257,7 @@ def _track_cd(draft: Draft, sink: Sink) -> None:
         if not target or draft.findings:
             sink.cwd_known = False
             return
-        home = _home()
+        home = sink.home()
         if home and (target == "~" or target.startswith("~/")):
             target = home + target[1:]  # bash expands ~ with HOME, as writes do here
         if target == "-" or target.startswith("~"):

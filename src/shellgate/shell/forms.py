@@ -68,6 +68,8 @@ class ArgvReading:
     echoes_stdin: bool
     #: Path literals in code it runs.
     mentions: tuple[str, ...]
+    #: The file it runs in this shell (``source FILE``), as written.
+    sourced: str | None
     #: Canonical spellings (argv joined) of its forms that have a catalog entry.
     canonical: tuple[str, ...]
 
@@ -212,5 +214,6 @@ def read_argv(argv: Argv) -> ArgvReading:
         stdin_code=stdin_code,
         echoes_stdin=own is not None and own.echoes_stdin and len(walk.forms) == 1,
         mentions=tuple(dict.fromkeys(mentions)),
+        sourced=own.sourced if own is not None else None,
         canonical=tuple(dict.fromkeys(canonical)),
     )

@@ -198,6 +198,12 @@ def _literal(names: tuple[str, ...], *, finding: str = "", hooks: tuple[Hook, ..
                  canonical_drops_options=True)  # fmt: skip
 
 
+def _source(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``source FILE ARGS`` / ``. FILE ARGS``: the file is the admin's trust, by name."""
+    del parsed
+    out.sourced = argv[1] if len(argv) > 1 else ""
+
+
 def _cd(argv: Argv, parsed: Parsed, out: Reading) -> None:
     """``cd DIR``: the directory the next commands run in; a bare ``cd`` goes home."""
     del argv
@@ -227,7 +233,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry(("pushd",), POSIX, (flag("-n"),), hooks=(_pushd,)),
     Entry(("popd",), POSIX, (flag("-n"),), hooks=(_popd,)),
     _literal(("eval",), finding="runs a string as a command", hooks=(_eval,)),
-    _literal(("source", "."), finding="runs the commands of a file in this shell"),
+    _literal(("source", "."), hooks=(_source,)),
     _literal(("alias",), finding="defines a command name", hooks=(_alias,)),
     _literal(("trap",), finding="runs a string as a command later", hooks=(_trap,)),
     _literal(("let",), finding="evaluates arithmetic (array subscripts run commands)"),

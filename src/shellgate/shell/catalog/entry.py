@@ -65,6 +65,9 @@ class Reading:
     stdin_code: str | None = None
     #: Its output is its stdin (``cat`` with no file), for the next command of a pipe.
     echoes_stdin: bool = False
+    #: The file it runs in this shell (``source FILE``, ``. FILE``): rules decide it
+    #: by that file's name, resolved (``Segment.argv`` becomes ``source PATH …``).
+    sourced: str | None = None
     #: Path literals in code it runs (:mod:`.inline_code`): protected paths and
     #: secrets named there ask.
     mentions: list[str] = field(default_factory=list)

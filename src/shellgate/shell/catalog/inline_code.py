@@ -27,6 +27,7 @@ _PY_SPAWN = (
     r"\bos\s*\.\s*(?:system|popen|exec\w*|spawn\w*|posix_spawn\w*|fork\w*)\b|\bsubprocess\b"
     r"|\bpty\s*\.\s*spawn|\bcommands\s*\.|\bpopen2\b|create_subprocess|\bmultiprocessing\b"
     r"|\bpexpect\b|\bsh\s*\.\s*Command|\bplumbum\b|\bwebbrowser\b|\bos\s*\.\s*startfile"
+    r"|\.\s*(?:system|popen|exec[lv]p?e?|spawn[lv]p?e?|posix_spawnp?)\s*\("
 )
 _PY_NET = (
     r"\bsocket\b|\burllib\b|\bhttp\s*\.\s*client|\bhttp\.server|\brequests\b|\bhttpx\b"

@@ -70,6 +70,7 @@ def statement_list(walker: Walker, node: Node, extra: Extra | None) -> None:
 def pipeline(walker: Walker, node: Node, extra: Extra | None) -> None:
     parts = [c for c in node.children if c.is_named and c.type not in SKIP]
     saved = (walker.ctx, walker.sink.cwd, walker.sink.cwd_known)
+    variables = dict(walker.sink.vars)
     walker.ctx = (*saved[0], "pipeline")
     try:
         output: list[str] | None = None
@@ -78,6 +79,7 @@ def pipeline(walker: Walker, node: Node, extra: Extra | None) -> None:
             walker.piped, walker.last = output, None
             walker.statement(part, extra if index == len(parts) - 1 else None)
             walker.sink.cwd, walker.sink.cwd_known = saved[1], saved[2]
+            walker.sink.vars = dict(variables)  # a subshell's assignments do not last
             # What a plain command printed, when known, is the next one's stdin.
             simple = part.type in ("command", "redirected_statement")
             output = walker.last.output if simple and walker.last is not None else None
@@ -254,10 +256,16 @@ def negated(walker: Walker, node: Node, extra: Extra | None) -> None:
 
 
 def declaration(walker: Walker, node: Node, extra: Extra | None) -> None:
-    """``export``/``declare``/``local``/``readonly``/``typeset``/``unset``: a segment."""
+    """``export``/``declare``/``local``/``readonly``/``typeset``/``unset``: a segment;
+    what it assigns a literal holds for later words of the line, what it unsets is
+    unknown to them."""
     findings: list[str] = []
+    walker.assigned = []
     argv = tuple(walker.words_of(node, findings))
     walker.add(node, argv, [], extra or Extra(), findings)
+    if node.type == "unset_command":
+        walker.assigned = [(name, None) for name in argv[1:] if not name.startswith("-")]
+    walker.commit_assignments()
 
 
 def test_command(walker: Walker, node: Node, extra: Extra | None) -> None:
@@ -273,8 +281,10 @@ def bare_assignment(walker: Walker, node: Node, extra: Extra | None) -> None:
     nodes = [node] if node.type == "variable_assignment" else [
         c for c in node.children if c.type == "variable_assignment"
     ]  # fmt: skip
+    walker.assigned = []
     pairs = [walker.assignment(n, findings) for n in nodes]
     walker.add(node, (), pairs, extra or Extra(), findings)
+    walker.commit_assignments()
 
 
 Handler = Callable[["Walker", Node, "Extra | None"], None]

@@ -8,6 +8,7 @@ the end, when whole-command findings are known and copied onto each of them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -15,6 +16,7 @@ from typing import Protocol
 from shellgate.models import Redirect, Write
 
 Argv = tuple[str, ...]
+_SPLIT_OR_GLOB = re.compile(r"[\s*?\[\]]")
 
 
 class Runs(Protocol):
@@ -61,6 +63,8 @@ class Draft:
     #: A runner's spelling of this program and the index of its word (``Segment.via``).
     via: Argv = ()
     via_at: int = 0
+    #: Directories its globs were read in: one the line writes is not known in advance.
+    globbed: list[str] = field(default_factory=list)
     #: What it prints when that is its stdin (``cat <<EOF |``): the next command of
     #: a pipeline reads it (``None``: not known).
     output: list[str] | None = None
@@ -120,6 +124,22 @@ class Sink:
     cwd_known: bool = True
     #: Drafts already made for a command text in one place (see Walker._command).
     memo: dict[tuple[object, ...], tuple[list[Draft], str, bool]] = field(default_factory=dict)
+    #: The workspace the call runs in (``source`` files are named relative to it).
+    workspace: str = "/"
+    #: Variables the call's environment fixes, as the command sees them (``HOME``,
+    #: ``USER``, ``TMPDIR``, ``PATH``; ``PWD`` is the current directory).
+    env: dict[str, str] = field(default_factory=dict)
+    #: Variables the line assigned earlier (``X=1; echo $X``): the literal value,
+    #: or ``None`` when it is not known (a dynamic value, ``unset``, ``read``).
+    vars: dict[str, str | None] = field(default_factory=dict)
+    #: Every path an earlier command of the line writes (a ``source`` of one is
+    #: not trusted; a glob in one is not known in advance).
+    written: set[str] = field(default_factory=set)
+    #: The analysis read the file system (a glob's matches): its answer is not cached.
+    fs: bool = False
+    #: Offsets of ERROR nodes read as bash reads them (a brace word in command
+    #: position): no parse error of their own.
+    read_errors: set[int] = field(default_factory=set)
     #: Names the line made for files (``ln``, ``cp -l/-s``): absolute link path →
     #: absolute path it names. Later writes through a link write what it names.
     links: dict[str, str] = field(default_factory=dict)
@@ -127,6 +147,29 @@ class Sink:
     unresolved: bool = False
     #: Why the command is too large to analyse (a re-read over the node budget).
     refused: str | None = None
+
+    def value(self, name: str, *, quoted: bool) -> str | None:
+        """The value ``$name`` expands to where the analysis knows it, else ``None``.
+
+        Unquoted, a value bash would split or glob (blanks, ``*?[``, empty) is not
+        known as one word; once the line assigns ``IFS``, no unquoted one is."""
+        if not quoted and "IFS" in self.vars:
+            return None
+        if name in self.vars:
+            value = self.vars[name]
+        elif name == "PWD":
+            value = self.cwd if self.cwd_known else None
+        else:
+            value = self.env.get(name)
+        if value is None or (not quoted and (not value or _SPLIT_OR_GLOB.search(value))):
+            return None
+        return value
+
+    def home(self) -> str | None:
+        """``HOME`` as the line has it (``None``: assigned something unknown)."""
+        if "HOME" in self.vars:
+            return self.vars["HOME"]
+        return self.env.get("HOME") or None
 
     def note(self, finding: str) -> None:
         """A whole-command finding (copied onto every segment at the end)."""

@@ -15,6 +15,9 @@ Invariants:
 
 from __future__ import annotations
 
+import glob
+import os
+import re
 import shlex
 from collections.abc import Callable
 
@@ -29,6 +32,19 @@ from shellgate.shell.reader.redirects import REDIRECT_TYPES, read_redirect
 from shellgate.shell.reader.reread import lexical_misreads, reread
 from shellgate.shell.reader.words import WordReader, group_words, odd_gap, split_at_newlines
 
+#: Payloads bash runs in the same shell (its variables and directory): any other
+#: payload runs in another process (``bash -c``, ``sudo -s``), where none is known.
+SAME_SHELL = frozenset({
+    "eval payload", "trap payload", "alias value", "prompt string", "brace expansion",
+    "after a heredoc bash ends early", "command substitution (heredoc body)",
+    "command substitution (parameter expansion)",
+})  # fmt: skip
+#: A glob's words and a finding about them.
+GlobRead = tuple[tuple[str, ...], str | None]
+#: More matches than this and a glob is not read (its words are a finding).
+_MAX_GLOB_MATCHES = 1024
+#: The context of commands drafted from inside a parse error (``Segment.fragment``).
+PARSE_ERROR = "parse error"
 #: Redirections that give a command its stdin (a pipe's output is then not it).
 _STDIN_OPS = frozenset({"<", "<<", "<<-", "<<<", "<>"})
 _SUBSTITUTIONS = {"command_substitution": "command substitution",
@@ -40,6 +56,10 @@ _WORDISH = frozenset({"word", "string", "raw_string", "concatenation", "simple_e
 
 
 def _detached(node: Node, label: str) -> None:
+    raise RuntimeError("a finished walker's word reader was used again")
+
+
+def _no_output(node: Node) -> str | None:
     raise RuntimeError("a finished walker's word reader was used again")
 
 
@@ -57,8 +77,12 @@ class Walker:
         lexical: list[misreads.Patch] | None = None,
         heredocs: dict[int, Heredoc] | None = None,
         display: bytes | None = None,
+        opaque: bool = False,
     ) -> None:
         self.source = source
+        #: Run by another process whose environment and directory may differ
+        #: (``sudo -s``, ``bash -c``, ``su -c``): no variable is known there.
+        self.opaque = opaque
         #: The heredocs the lexer read, by the offset of their operator (the
         #: source has each as `<` and a placeholder word, its body blanked).
         self.heredocs: dict[int, Heredoc] = heredocs if heredocs is not None else {}
@@ -69,7 +93,16 @@ class Walker:
         self.sink = sink
         self.ctx = context
         self.depth = depth
-        self.words = WordReader(source, self._nested, self.display)
+        self.words = WordReader(
+            source, self._nested, self.display,
+            (lambda name, quoted: None) if opaque
+            else (lambda name, quoted: sink.value(name, quoted=quoted)),
+            self._printed,
+        )  # fmt: skip
+        #: Assignments read in the statement at hand: ``(name, literal value or None)``.
+        self.assigned: list[tuple[str, str | None]] = []
+        #: Directories the globs of the command at hand were read in.
+        self.globbed: list[str] = []
         self.inherited: list[Extra] = []
         #: What the command before this one in a pipeline printed, when known
         #: (``cat <<EOF | python -``): the next simple command's stdin.
@@ -88,6 +121,7 @@ class Walker:
             )
             return
         saved = (self.ctx, self.depth, self.sink.cwd, self.sink.cwd_known)
+        variables = dict(self.sink.vars)
         self.ctx = (*self.ctx, label)
         self.depth += 1
         try:
@@ -96,6 +130,7 @@ class Walker:
             self.ctx, self.depth = saved[0], saved[1]
             if scoped:
                 self.sink.cwd, self.sink.cwd_known = saved[2], saved[3]
+                self.sink.vars = variables
 
     def payload(self, label: str, source: str) -> None:
         """Parse a shell string that will be run (``bash -c``…) as nested commands."""
@@ -108,16 +143,96 @@ class Walker:
         if root.has_error:
             self.sink.note(f"parse error in {label} '{source[:60]}'")
         saved = (self.sink.cwd, self.sink.cwd_known)
+        variables = dict(self.sink.vars)
         try:
             # Inside a re-read, nested payloads are not re-read again (only noted):
             # each level re-reading its children's re-reads would grow as 2^depth.
             nested = Walker(
                 patched, self.sink, (*self.ctx, label), self.depth + 1, reread=self.reread,
                 heredocs=heredocs, display=encoded,
+                opaque=self.opaque or label not in SAME_SHELL,
             )  # fmt: skip
             nested.run(root)
         finally:
             self.sink.cwd, self.sink.cwd_known = saved
+            self.sink.vars = variables
+
+    def _printed(self, node: Node) -> str | None:
+        """What a command substitution prints, where that is known: ``$(pwd)`` the
+        current directory, ``$(cat <<'EOF' … EOF)`` a quoted heredoc's body."""
+        inner = [c for c in node.children if c.is_named and c.type not in SKIP]
+        if len(inner) != 1 or self.opaque:
+            return None
+        statement = inner[0]
+        command = statement if statement.type == "command" else None
+        redirects: list[Node] = []
+        if statement.type == "redirected_statement":
+            command = statement.child_by_field_name("body")
+            redirects = [c for c in statement.children if c.type in REDIRECT_TYPES]
+        if command is None or command.type != "command":
+            return None
+        words = [text(self.source, c.start_byte, c.end_byte) for c in command.children]
+        if words == ["pwd"] and not redirects:
+            return self.sink.cwd if self.sink.cwd_known else None
+        if words == ["cat"] and len(redirects) == 1:
+            op = next((c for c in redirects[0].children if c.type == "<"), None)
+            heredoc = self.heredocs.get(op.start_byte) if op is not None else None
+            if heredoc is not None and heredoc.quoted and len(redirects[0].children) == 2:
+                return heredoc.body
+        return None
+
+    def _glob(self, value: str, mask: str, shown: str) -> GlobRead | None:
+        """An unquoted glob read as bash reads it, in the segment's directory now:
+        its matches, sorted, or the word itself when none match. ``None`` (a
+        finding) where the directory is unknown or the matches are too many; a
+        match that begins with ``-`` would be read as an option: a finding."""
+        if not self.sink.cwd_known or self.opaque:
+            return None
+        pattern = "".join(c if m != "_" or c not in "*?[]" else glob.escape(c)
+                          for c, m in zip(value, mask, strict=True))  # fmt: skip
+        self.sink.fs = True
+        found: list[str] = []
+        for match in glob.iglob(pattern, root_dir=self.sink.cwd):
+            found.append(match)
+            if len(found) > _MAX_GLOB_MATCHES:
+                return None
+        base = pattern[: min(pattern.find(c) for c in "*?[" if c in pattern)]
+        self.globbed.append(os.path.normpath(os.path.join(self.sink.cwd, os.path.dirname(base))))
+        if not found:
+            return (value,), None
+        dashed = next((m for m in found if m.startswith("-")), None)
+        finding = None if dashed is None else \
+            f"glob '{shown}' matches '{dashed[:40]}', which the command would read as an option"
+        return tuple(sorted(found)), finding
+
+    def _brace_command(self, node: Node) -> bool:
+        """``{rm,-rf,/} x``: bash expands a brace word in command position and runs
+        the result; tree-sitter-bash 0.25 reads ``{`` as a group and fails. The
+        error's text is read again with the brace word quoted (its respellings,
+        ``rm -rf /``, reach the deny rules: argv/spellings.py) and the word is a
+        finding."""
+        children = node.children
+        first = next((c for c in children if c.type != "&&" and c.type != "||"), None)
+        if first is None or first.type != "{":
+            return False
+        start = first.start_byte
+        raw = self.display[start : node.end_byte].decode("utf-8", "surrogatepass")
+        word, _, rest = raw.partition(" ") if " " in raw.split("\n", 1)[0] else (raw, "", "")
+        head = re.match(r"\{[^\s{}'\"\\`$;&|<>()]*,[^\s{}'\"\\`$;&|<>()]*\}", word)
+        if head is None:
+            return False
+        tail = word[head.end() :] + (" " + rest if rest else "")
+        self.sink.note(f"brace expansion in command position '{head.group()[:40]}'")
+        self.sink.read_errors.add(node.start_byte)
+        self.payload("brace expansion", f"'{head.group()}'{tail}")
+        return True
+
+    def commit_assignments(self) -> None:
+        """Assignments that outlive their statement (``X=1``, ``export X=1``): later
+        words of the line expand them."""
+        for name, value in self.assigned:
+            self.sink.vars[name] = value
+        self.assigned = []
 
     def heredoc_body(self, body: str) -> None:
         """An unquoted heredoc's body: the substitutions in it run when bash reads it
@@ -133,7 +248,8 @@ class Walker:
         root = _parser.parse(synthetic)
         if root.has_error:
             self.sink.note(f"parse error in an unquoted heredoc body '{body[:60]}'")
-        nested = Walker(synthetic, self.sink, self.ctx, self.depth, reread=self.reread)
+        nested = Walker(synthetic, self.sink, self.ctx, self.depth, reread=self.reread,
+                        opaque=self.opaque)
         stack = [root]
         bodies: list[Node] = []
         while stack:
@@ -147,6 +263,7 @@ class Walker:
                 nested.scan(found, "heredoc body")
         finally:
             nested.words.on_nested = _detached
+            nested.words.output_of = _no_output
 
     def _nested(self, node: Node, label: str) -> None:
         if node.type in _SUBSTITUTIONS:
@@ -201,14 +318,15 @@ class Walker:
                 nested = Walker(
                     again.source, self.sink, (*self.ctx, "re-read"), self.depth,
                     reread=True, lexical=again.lexical, heredocs=self.heredocs,
-                    display=self.display,
+                    display=self.display, opaque=self.opaque,
                 )  # fmt: skip
                 nested.run(again.root)
         finally:
-            # The reader's hook is a bound method of this walker: a reference cycle.
-            # Cut it, so the walk's objects go by reference counting; left to the
+            # The reader's hooks are bound methods of this walker: a reference cycle.
+            # Cut them, so the walk's objects go by reference counting; left to the
             # cyclic GC, every ~20 analyses paid a ~75 µs collection (the p99).
             self.words.on_nested = _detached
+            self.words.output_of = _no_output
 
     # -- statements --------------------------------------------------------------
 
@@ -223,8 +341,11 @@ class Walker:
         if handler is not None:
             handler(self, node, extra)
         elif kind == "ERROR":
-            # analyse() reports the error itself; commands inside still get checked.
-            self.descend("parse error", self.block, node, scoped=False)
+            # analyse() reports the error itself; commands inside are fragments (no
+            # rule meets them), unless the error is a brace word tree-sitter cannot
+            # read in command position, which is read as bash reads it.
+            if not self._brace_command(node):
+                self.descend(PARSE_ERROR, self.block, node, scoped=False)
         elif kind not in SKIP:
             self.sink.note(f"unsupported construct {kind} at '{self._short(node)}'")
             self.scan(node, kind)
@@ -264,6 +385,7 @@ class Walker:
         self, node: Node, children: list[Node], extra: Extra | None, *, split: bool
     ) -> None:
         findings: list[str] = []
+        self.assigned = []  # prefix assignments hold for this command alone
         if split:
             findings.append(
                 "the parser joined words across a newline; read as separate commands, as bash does"
@@ -290,9 +412,11 @@ class Walker:
             elif not child.is_named or kind not in SKIP:
                 # Anonymous tokens here are words tree-sitter lexed as operators ($, ==).
                 word_nodes.append(child)
-        words = [
-            self.words.read(g, findings) for g in group_words(self.source, word_nodes, findings)
-        ]
+        groups = group_words(self.source, word_nodes, findings)
+        # A glob argument is read as its matches; one in command position stays a
+        # finding (bash would run its first match).
+        words = [self.words.read(g, findings, self._glob if at else None)
+                 for at, g in enumerate(groups)]  # fmt: skip
         if words and words[0].dynamic:
             findings.append(
                 f"variable or substitution in command position ('{words[0].value[:60]}')"
@@ -302,9 +426,14 @@ class Walker:
         if any(w.dynamic for w in words):
             bare = tuple(w.value if w.bare is None else w.bare for w in words)
             readings = [bare, tuple(word for word in bare if word)]
+        if any(w.matches is not None for w in words):
+            # The glob as written stays a deny-side reading: rules on a directory
+            # meet `rm -rf /home/*` whatever it matches today (argv/spellings.py).
+            readings.append(tuple(w.value for w in words))
+        argv = tuple(v for w in words for v in (w.matches if w.matches is not None else (w.value,)))
         self.add(
             node,
-            tuple(w.value for w in words),
+            argv,
             assignments,
             own.merged(extra),
             findings,
@@ -327,9 +456,13 @@ class Walker:
             value = text(self.source, value_nodes[0].start_byte, value_nodes[0].end_byte)
             self.scan(value_nodes[0], "array value")
         elif value_nodes:
-            value = self.words.read(value_nodes, findings).value
+            word = self.words.read(value_nodes, findings)
+            value = word.value
+            self.assigned.append((name, None if word.dynamic else value))
+            return name, value
         else:
             value = ""
+        self.assigned.append((name, value if not value_nodes else None))
         return name, value
 
     def add(
@@ -353,7 +486,9 @@ class Walker:
             extra = Extra(extra.redirects, extra.findings, [*piped, *extra.stdin_texts],
                           extra.arguments)
         start, end = span if span is not None else (node.start_byte, node.end_byte)
+        globbed, self.globbed = self.globbed, []
         draft = Draft(
+            globbed=globbed,
             text=text(self.display, start, end),
             argv=argv,
             context=self.ctx,
@@ -393,12 +528,14 @@ class Walker:
         self.sink.drafts.append(draft)
         # A program runs in a child process: a `cd` it names changes nothing here.
         saved = (self.ctx, self.depth, self.sink.cwd, self.sink.cwd_known)
+        variables = dict(self.sink.vars)
         self.ctx, self.depth = draft.context, self.depth + 1
         try:
             self._nested_of(draft, extra)
         finally:
             self.ctx, self.depth = saved[0], saved[1]
             self.sink.cwd, self.sink.cwd_known = saved[2], saved[3]
+            self.sink.vars = variables
 
     def words_of(self, node: Node, findings: list[str]) -> list[str]:
         """Quote-removed words of a test or declaration, operators kept as written."""

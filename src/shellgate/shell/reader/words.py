@@ -31,6 +31,22 @@ from shellgate.shell.reader._parser import text
 #: Called with a node holding commands (a substitution, an expansion to scan) and
 #: the context label its commands get.
 NestedHook = Callable[[Node, str], None]
+#: The value of ``$NAME`` where the analysis knows it (``quoted``: inside double
+#: quotes, where bash neither splits nor globs it), else ``None``.
+Resolver = Callable[[str, bool], "str | None"]
+#: What a command substitution prints where the analysis knows it, else ``None``.
+OutputOf = Callable[[Node], "str | None"]
+#: A glob's words (value, mask, as written) and a finding about them, or ``None``
+#: when they cannot be known (the word then is a finding of its own).
+Globber = Callable[[str, str, str], "tuple[tuple[str, ...], str | None] | None"]
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Special parameters that expand to a number (status, pids, argument count).
+_NUMERIC = frozenset({"?", "$", "!", "#"})
+
+
+def _never(*_: object) -> None:
+    return None
 
 _GLOB = re.compile(r"[*?]|\[.*\]")
 _BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
@@ -58,6 +74,9 @@ class Word:
     #: A dynamic word's value with every expansion and substitution empty (what
     #: bash makes of `"$x"rm` while x is unset); None for a static word.
     bare: str | None = None
+    #: The words a glob became (its matches, or itself when none matched), read
+    #: in the file system at decision time; None for a word that is no glob.
+    matches: tuple[str, ...] | None = None
 
 
 def joined_by_continuation(source: bytes, left: Node, right: Node) -> bool:
@@ -209,8 +228,17 @@ def _empty_substitution(raw: str) -> bool:
 class WordReader:
     """Reads word nodes of one source; findings go to the list passed per call."""
 
-    def __init__(self, source: bytes, on_nested: NestedHook, display: bytes | None = None) -> None:
+    def __init__(
+        self,
+        source: bytes,
+        on_nested: NestedHook,
+        display: bytes | None = None,
+        resolve: Resolver = _never,
+        output_of: OutputOf = _never,
+    ) -> None:
         self.source = source
+        self.resolve = resolve
+        self.output_of = output_of
         #: The source as written, for the texts findings quote (same length).
         self.display = display if display is not None else source
         self.on_nested = on_nested
@@ -219,8 +247,11 @@ class WordReader:
         #: Unquoted words tree-sitter read across a blank (bash splits them there).
         self.split: list[str] = []
 
-    def read(self, nodes: Sequence[Node], findings: list[str]) -> Word:
-        """The value of one bash word made of ``nodes`` (adjacent, in order)."""
+    def read(
+        self, nodes: Sequence[Node], findings: list[str], glob: Globber | None = None
+    ) -> Word:
+        """The value of one bash word made of ``nodes`` (adjacent, in order); with
+        ``glob``, an unquoted glob is read as the words it becomes."""
         if len(nodes) == 1 and nodes[0].type == "word":
             # Fast path for the common plain word: nothing to remove, nothing to expand.
             raw = text(self.source, nodes[0].start_byte, nodes[0].end_byte)
@@ -232,10 +263,19 @@ class WordReader:
         dynamic = self._parts(nodes, values, masks, findings, bares)
         value, mask = "".join(values), "".join(masks)
         shown = text(self.display, nodes[0].start_byte, nodes[-1].end_byte)
-        if _GLOB.search(mask):
-            findings.append(f"glob pattern in '{shown}' (file names decide the words)")
-        if _BRACE.search(mask):
+        braces = _BRACE.search(mask) is not None
+        if braces:
             findings.append(f"brace expansion in '{shown}'")
+        if _GLOB.search(mask):
+            read = glob(value, mask, shown) if glob is not None and not (dynamic or braces) \
+                else None
+            if read is None:
+                findings.append(f"glob pattern in '{shown}' (file names decide the words)")
+            else:
+                matches, finding = read
+                if finding is not None:
+                    findings.append(finding)
+                return Word(value, mask, dynamic, None, matches)
         return Word(value, mask, dynamic, "".join(bares) if dynamic else None)
 
     def _parts(
@@ -292,10 +332,14 @@ class WordReader:
                 value = decode_ansi_c(raw[2:-1])
                 mask = "_" * len(value)
             else:
-                value, mask = raw, "_" * len(raw)
-                dynamic = True
-                bare = ""
-                self._dynamic(node, raw, findings)
+                known = self._known(node, raw, quoted=False)
+                if known is not None:
+                    value, mask = known, "_" * len(known)
+                else:
+                    value, mask = raw, "_" * len(raw)
+                    dynamic = True
+                    bare = ""
+                    self._dynamic(node, raw, findings)
             values.append(value)
             masks.append(mask)
             bares.append(value if bare is None else bare)
@@ -317,9 +361,13 @@ class WordReader:
                 values.append(literal)
                 bares.append(literal)
             raw = text(self.source, child.start_byte, child.end_byte)
+            known = None if child.type == "string_content" else self._known(child, raw, quoted=True)
             if child.type == "string_content":
                 values.append(_double_quoted(raw))
                 bares.append(values[-1])
+            elif known is not None:
+                values.append(known)
+                bares.append(known)
             else:
                 values.append(raw)
                 dynamic = True
@@ -329,6 +377,29 @@ class WordReader:
             values.append(_double_quoted(text(self.source, pos, end)))
             bares.append(values[-1])
         return "".join(values), dynamic, "".join(bares)
+
+    def _known(self, node: Node, raw: str, *, quoted: bool) -> str | None:
+        """The value of an expansion or substitution the analysis knows: a variable
+        the call's environment or the line fixes (``$HOME``, ``${PWD}``, ``X=1;
+        … $X``), a numeric special parameter (``$?``, kept as written), or what a
+        substitution prints (``$(pwd)``, ``$(cat <<'EOF' …)``). Its commands still
+        run and are walked; unquoted, a value bash would split or glob is unknown."""
+        kind = node.type
+        if kind == "simple_expansion" or (kind == "expansion" and raw.startswith("${")):
+            name = raw[1:] if kind == "simple_expansion" else raw[2:-1]
+            if name in _NUMERIC:
+                return raw
+            return self.resolve(name, quoted) if _NAME.fullmatch(name) else None
+        if kind == "command_substitution":
+            printed = self.output_of(node)
+            if printed is None:
+                return None
+            value = printed.rstrip("\n")  # bash drops the trailing newlines
+            if not quoted and (not value or re.search(r"[\s*?\[\]]", value)):
+                return None
+            self.on_nested(node, "command substitution")
+            return value
+        return None
 
     def _dynamic(self, node: Node, raw: str, findings: list[str]) -> None:
         """Findings for one expansion or substitution, and hand its commands on."""
