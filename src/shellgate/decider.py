@@ -12,14 +12,27 @@ awaits instead, so a hung plugin never stalls the event loop.
 
 from __future__ import annotations
 
+import gc
+
 from shellgate.config import Config
-from shellgate.models import Analysis, CallInfo, Decision, Segment, SegmentVerdict, Verdict
+from shellgate.models import (
+    Analysis,
+    CallInfo,
+    Decision,
+    Segment,
+    SegmentVerdict,
+    Verdict,
+    Write,
+)
 from shellgate.policy.builtin import INPUT_GUARD, input_guard
 from shellgate.policy.casbin_layer import CasbinLayer, PolicyState, unavailable
 from shellgate.policy.deadline import LayerRunner
 from shellgate.policy.engine import Layer, decide, decide_async, layers_of, new_plugin_manager
+from shellgate.policy.physical import one_decision
 from shellgate.policy.plugins import register_plugin
 from shellgate.policy.setup import register_layers
+from shellgate.policy.write_rules import LAYER as WRITE_RULES
+from shellgate.policy.write_rules import WriteRulesLayer
 
 
 class Decider:
@@ -39,6 +52,7 @@ class Decider:
         self.rules = rules if isinstance(rules, CasbinLayer) else None
         # Pinning costs a little; without a store the file sets change only on reload.
         self._pin = self.rules is not None and config.policy.store is not None
+        _freeze_start_up()
 
     def register(self, plugin: object, *, name: str) -> None:
         """Add a layer (or execute wrapper) object after the configured ones.
@@ -118,14 +132,15 @@ class Decider:
 
     def _decide(self, call: CallInfo, analysis: Analysis) -> Verdict:
         pol = self.config.policy
-        return decide(
-            call,
-            analysis,
-            self._layers,
-            default=pol.default,
-            layer_budget_ms=pol.plugin_timeout_ms,
-            runner=self._runner,
-        )
+        with one_decision():  # the layers resolve each path once
+            return decide(
+                call,
+                analysis,
+                self._layers,
+                default=pol.default,
+                layer_budget_ms=pol.plugin_timeout_ms,
+                runner=self._runner,
+            )
 
     async def decide_async(self, call: CallInfo) -> Verdict:
         """The verdict for ``call``, awaiting plugin layers (the loop runs on meanwhile)."""
@@ -134,17 +149,31 @@ class Decider:
             return early
         pol = self.config.policy
         if not self._pin:
-            return await decide_async(call, early, self._layers, default=pol.default,
-                                      layer_budget_ms=pol.plugin_timeout_ms, runner=self._runner)
+            with one_decision():
+                return await decide_async(call, early, self._layers, default=pol.default,
+                                          layer_budget_ms=pol.plugin_timeout_ms,
+                                          runner=self._runner)
         assert self.rules is not None
         state = self.rules.pin(call)
         try:
-            verdict = await decide_async(call, early, self._layers, default=pol.default,
-                                         layer_budget_ms=pol.plugin_timeout_ms,
-                                         runner=self._runner)
+            with one_decision():
+                verdict = await decide_async(call, early, self._layers, default=pol.default,
+                                             layer_budget_ms=pol.plugin_timeout_ms,
+                                             runner=self._runner)
         finally:
             self.rules.unpin(call)
         return _versioned(verdict, state, early)
+
+    def write_decisions(
+        self, call: CallInfo, verdict: Verdict
+    ) -> list[list[tuple[Write, Decision]]]:
+        """Each segment's writes with the decision of the ``write:`` rules on each
+        (``shellgate check`` and the console's playground list them)."""
+        layer = self.pm.get_plugin(WRITE_RULES)
+        if not isinstance(layer, WriteRulesLayer):
+            return [[] for _ in verdict.segments]
+        with one_decision():
+            return [layer.decisions(call, sv.segment) for sv in verdict.segments]
 
     def _before_layers(self, call: CallInfo) -> Verdict | Analysis:
         """Input guard and analysis: a final verdict, or the analysis for the layers."""
@@ -177,6 +206,21 @@ class Decider:
                 ),
             )
         return analysis
+
+
+_frozen = False
+
+
+def _freeze_start_up() -> None:
+    """Once per process, after the first decider is built: move what start-up made
+    (modules, parsers, schemas: some 30,000 objects) out of the cyclic GC's sight.
+    A full collection walks every tracked object; without this, one landing on a
+    decision cost it ~30 ms. Later objects (the caches) are collected as ever."""
+    global _frozen
+    if not _frozen:
+        _frozen = True
+        gc.collect()
+        gc.freeze()
 
 
 def _versioned(verdict: Verdict, state: PolicyState, analysis: Analysis) -> Verdict:

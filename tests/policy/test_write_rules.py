@@ -236,3 +236,31 @@ def test_lint_knows_the_write_form(tmp_path: Path) -> None:
     assert not any(":1:" in f for f in found), found  # write:** is what it says
     assert any(":2:" in f and "anywhere on the machine" in f for f in found), found
     assert any(":3:" in f and "'~' is not expanded" in f for f in found), found
+
+
+# -- shellgate check lists each write with the rule that decided it ---------------
+
+def test_check_prints_each_write_and_its_rule(tmp_path: Path, ws: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    rows = ECHO + "p, agent, *, write:src/**, allow\n"
+    policy = write_set(tmp_path, rows, name="pol")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    env.pop("SHELLGATE_CONFIG", None)
+    command = "cat <<'EOF' > src/app.py\nprint(1)\nEOF\necho x > notes.md"
+    done = subprocess.run(
+        [sys.executable, "-m", "shellgate.cli", "check", "--policy", str(policy), "--", command],
+        capture_output=True, text=True, cwd=ws, env=env, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 10, done.stderr
+    out = done.stdout
+    assert f"writes: {os.path.realpath(ws)}/src/app.py (redirection '>')" in out
+    assert "allow by pol/policy.csv:3: allow 'write:src/**' matches writing 'src/app.py'" in out
+    assert "ask by write-rules: no write: rule decides writing 'notes.md'" in out
+    as_json = subprocess.run(
+        [sys.executable, "-m", "shellgate.cli", "check", "--json", "--policy", str(policy), "--",
+         command], capture_output=True, text=True, cwd=ws, env=env, timeout=60, check=False,
+    )  # fmt: skip
+    assert set(json.loads(as_json.stdout)) == {"decision", "reason", "layer", "rule", "segments"}

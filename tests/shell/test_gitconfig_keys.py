@@ -99,7 +99,7 @@ def _sample(key: str) -> str:
 def _findings(*argv: str) -> list[str]:
     reading = catalog.read(("git", *argv))
     assert reading is not None
-    return reading.findings
+    return list(reading.findings)
 
 
 @pytest.mark.parametrize(("key", "where"), CODE_KEYS, ids=[k for k, _ in CODE_KEYS])

@@ -32,7 +32,7 @@ def command_forms(argv: Argv) -> list[Argv]:
     """The deny-side forms the catalog entry of ``argv``'s command gives (kill, systemctl)."""
     reading = catalog.read(argv)
     assert reading is not None
-    return reading.forms
+    return list(reading.forms)
 
 
 @pytest.mark.parametrize(
@@ -131,7 +131,7 @@ def test_a_glob_names_only_the_top_level_directories_it_fits() -> None:
 def test_plain_spellings_have_no_respellings(argv: Argv) -> None:
     assert respellings(argv) == []
     reading = catalog.read(argv)
-    assert reading is None or reading.forms == []
+    assert reading is None or not reading.forms
 
 
 @pytest.mark.parametrize(

@@ -33,9 +33,11 @@ from shellgate.cli._common import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from shellgate.config import Config
     from shellgate.decider import Decider
-    from shellgate.models import Verdict
+    from shellgate.models import Decision, Verdict, Write
 
 EXIT_CODES = {"allow": 0, "ask": 10, "deny": 11}
 
@@ -93,8 +95,12 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
     }
 
 
-def explain_text(verdict: Verdict) -> str:
-    """The human explanation: the answer, then each segment, its readings and its rule."""
+def explain_text(
+    verdict: Verdict, writes: Sequence[Sequence[tuple[Write, Decision]]] = ()
+) -> str:
+    """The human explanation: the answer, then each segment, its readings, each file
+    it writes with the rule that decided the write (``writes``: per segment, from
+    :meth:`Decider.write_decisions`), and the rule that decided the segment."""
     from shellgate.shell.argv.canonical import shown
 
     top = verdict.decision
@@ -113,8 +119,13 @@ def explain_text(verdict: Verdict) -> str:
             lines.append(f"  canonical: {shown(canonical)}")
         for finding in seg.findings:
             lines.append(f"  finding: {finding}")
+        decided = dict(writes[number - 1]) if number - 1 < len(writes) else {}
         for write in seg.writes:
             lines.append(f"  writes: {write.path} ({write.how})")
+            on = decided.get(write)
+            if on is not None:
+                where = on.rule if on.rule else on.layer
+                lines.append(f"    {on.effect} by {where}: {on.reason}")
         rule = f", rule {dec.rule}" if dec.rule else ""
         lines.append(f"  decided by {dec.layer}{rule}: {dec.reason}")
     return "\n".join(lines)
@@ -193,6 +204,7 @@ def check_command(
             workspace=os.path.realpath(cfg.executor.workspace),
         )
         verdict = decider.decide(call)
+        writes = decider.write_decisions(call, verdict)
     except ShellgateError as exc:
         raise fail_on(exc) from None
     note_default_policy(cfg)
@@ -203,5 +215,5 @@ def check_command(
     if as_json:
         typer.echo(_json_line(verdict_json(verdict)))
     else:
-        typer.echo(explain_text(verdict))
+        typer.echo(explain_text(verdict, writes))
     raise typer.Exit(EXIT_CODES[verdict.effect])

@@ -96,20 +96,20 @@ def try_command(
         decider = Decider(config.model_copy(update={"policy": pol}))
         try:
             workspace = os.path.realpath(config.executor.workspace)
-            verdict = decider.decide(
-                CallInfo(
-                    tool="bash",
-                    command=command,
-                    subject=subject or config.policy.subject,
-                    tenant=tenant or config.policy.tenant,
-                    session="console-playground",
-                    workdir=workspace,
-                    workspace=workspace,
-                )
+            call = CallInfo(
+                tool="bash",
+                command=command,
+                subject=subject or config.policy.subject,
+                tenant=tenant or config.policy.tenant,
+                session="console-playground",
+                workdir=workspace,
+                workspace=workspace,
             )
+            verdict = decider.decide(call)
+            writes = decider.write_decisions(call, verdict)
         finally:
             decider.close()
-    return Tried(explain_text(verdict), verdict_json(verdict))
+    return Tried(explain_text(verdict, writes), verdict_json(verdict))
 
 
 def routes(console: Console) -> list[Route]:

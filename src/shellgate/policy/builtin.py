@@ -8,6 +8,8 @@ construct that static reading cannot prove into ``ask``. Both are ordinary
 
 from __future__ import annotations
 
+import re
+
 from shellgate.hookspecs import hookimpl
 from shellgate.models import CallInfo, Decision, Segment
 from shellgate.tools.render import code
@@ -15,7 +17,8 @@ from shellgate.tools.render import code
 INPUT_GUARD = "input-guard"
 ANALYSIS = "command-analysis"
 
-_ALLOWED_C0 = {"\t", "\n"}
+#: C0 controls but tab and newline, DEL, and unpaired surrogates: refused.
+_REFUSED = re.compile("[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
 
 
 def input_guard(command: str, *, max_command_bytes: int) -> Decision | None:
@@ -28,22 +31,23 @@ def input_guard(command: str, *, max_command_bytes: int) -> Decision | None:
             "write long scripts to a file and run the file",
             layer=INPUT_GUARD,
         )
-    for index, char in enumerate(command):
-        code = ord(char)
-        if (code < 0x20 and char not in _ALLOWED_C0) or code == 0x7F:
-            return Decision(
-                effect="deny",
-                reason=f"command contains control character U+{code:04X} at offset {index}; "
-                "a shell may read it differently from the policy check",
-                layer=INPUT_GUARD,
-            )
-        if 0xD800 <= code <= 0xDFFF:
-            return Decision(
-                effect="deny",
-                reason=f"command contains an unpaired surrogate at offset {index}",
-                layer=INPUT_GUARD,
-            )
-    return None
+    found = _REFUSED.search(command)
+    if found is None:
+        return None
+    index, char = found.start(), found.group()
+    code = ord(char)
+    if 0xD800 <= code <= 0xDFFF:
+        return Decision(
+            effect="deny",
+            reason=f"command contains an unpaired surrogate at offset {index}",
+            layer=INPUT_GUARD,
+        )
+    return Decision(
+        effect="deny",
+        reason=f"command contains control character U+{code:04X} at offset {index}; "
+        "a shell may read it differently from the policy check",
+        layer=INPUT_GUARD,
+    )
 
 
 class AnalysisLayer:

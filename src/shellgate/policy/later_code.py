@@ -99,7 +99,10 @@ def hit(path: str, workspace: str, home: str, entries: Sequence[Place]) -> Place
     inside = workspace.rstrip("/") + "/"
     if path.startswith(inside):
         parts = path[len(inside) :].split("/")
-        for place in entries:
+        heads = {place.parts[0] for place in entries if not place.home}
+        if heads.isdisjoint(parts):
+            parts = []  # no component an entry starts with: nothing to match
+        for place in entries if parts else ():
             if not place.home and any(_matches_at(parts, at, place) for at in range(len(parts))):
                 return place
     if home and home != "/":

@@ -40,6 +40,7 @@ from shellgate.hookspecs import hookimpl
 from shellgate.models import CallInfo, Decision, Segment
 from shellgate.policy import later_code
 from shellgate.policy.gate_files import store_files, token_files
+from shellgate.policy.physical import realpath
 
 LAYER = "protected-paths"
 
@@ -65,7 +66,7 @@ class Protected:
 
 
 def _spellings(path: str) -> set[str]:
-    return {os.path.normpath(path), os.path.realpath(path)}
+    return {os.path.normpath(path), realpath(path)}
 
 
 def _inside(path: str, root: str) -> bool:
@@ -189,6 +190,7 @@ class ProtectedPathsLayer:
             entries.append(Protected(os.path.join(workspace, expanded), "configured"))
         self._fixed = self._expand(entries)
         self._rc_names = SHELL_RC_FILES
+        self._by_workspace: dict[str, tuple[Protected, ...]] = {}
         pol = config.policy
         self.run_later = later_code.places(
             later_code.RUN_LATER_PATHS if pol.run_later_paths is None else pol.run_later_paths
@@ -207,12 +209,22 @@ class ProtectedPathsLayer:
                 out.append(Protected(spelled, entry.why))
         return tuple(out)
 
+    def _workspace_entries(self, workspace: str) -> tuple[Protected, ...]:
+        """The workspace's start-up files in both spellings (kept per workspace: a
+        gate has one, and the realpath of each costs a call a millisecond)."""
+        found = self._by_workspace.get(workspace)
+        if found is None:
+            found = self._expand(
+                [Protected(os.path.join(workspace, rc), "shell-rc") for rc in self._rc_names]
+            )
+            if len(self._by_workspace) < 64:  # a bound, not an eviction policy
+                self._by_workspace[workspace] = found
+        return found
+
     def protects(self, target: str, call: CallInfo) -> Protected | None:
         """The protected path ``target`` hits, if any (``target`` relative to the workdir)."""
         absolute = os.path.join(call.workdir, target)
-        entries = self._fixed + self._expand(
-            [Protected(os.path.join(call.workspace, rc), "shell-rc") for rc in self._rc_names]
-        )
+        entries = self._fixed + self._workspace_entries(call.workspace)
         for spelled in _spellings(absolute):
             why = git_protected(spelled)
             if why is not None:

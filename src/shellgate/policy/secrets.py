@@ -49,6 +49,7 @@ from shellgate.config import Config
 from shellgate.hookspecs import hookimpl
 from shellgate.models import CallInfo, Decision, Segment
 from shellgate.policy.gate_files import secret_config, store_files, token_files
+from shellgate.policy.physical import realpath
 from shellgate.shell.argv.engine import scan
 from shellgate.shell.catalog import lookup
 from shellgate.shell.catalog.read import basename
@@ -116,7 +117,7 @@ class Secret:
 
 
 def _spellings(path: str) -> set[str]:
-    return {os.path.normpath(path), os.path.realpath(path)}
+    return {os.path.normpath(path), realpath(path)}
 
 
 def _physical(workdir: str, word: str, lexical: str) -> str:
@@ -125,13 +126,13 @@ def _physical(workdir: str, word: str, lexical: str) -> str:
     (one ``lstat`` per component, and none past the first that does not exist)."""
     relative = os.path.normpath(word)
     if word.startswith("/") or relative == ".." or relative.startswith("../"):
-        return os.path.realpath(lexical)
+        return realpath(lexical)
     path = workdir.rstrip("/")
     for part in relative.split("/"):
         path = f"{path}/{part}"
         try:
             if stat.S_ISLNK(os.lstat(path).st_mode):
-                return os.path.realpath(lexical)
+                return realpath(lexical)
         except OSError:
             return lexical  # nothing below a missing name can be a link
     return lexical
@@ -289,11 +290,11 @@ class ProtectedReadsLayer:
             physical = (
                 _physical(base, word, lexical)
                 if base == call.workdir  # canonical: only links below it count
-                else os.path.realpath(lexical)  # a cd may have gone through a link
+                else realpath(lexical)  # a cd may have gone through a link
             )
             paths = [lexical, physical]
             if ".." in word:  # the kernel takes `..` after a link physically
-                paths.append(os.path.realpath(os.path.join(base, word)))
+                paths.append(realpath(os.path.join(base, word)))
             for path in paths:
                 if _PROC_ENVIRON.fullmatch(path):
                     return Secret(path, "/proc/PID/environ")

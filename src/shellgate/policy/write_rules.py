@@ -29,6 +29,7 @@ from shellgate.hookspecs import hookimpl
 from shellgate.models import STRICTNESS, CallInfo, Decision, Effect, Segment, Write
 from shellgate.policy.casbin_layer import CasbinLayer, PolicyEngine
 from shellgate.policy.patterns import write_texts
+from shellgate.policy.physical import realpath
 
 LAYER = "write-rules"
 
@@ -50,7 +51,7 @@ def _hard_links(path: str) -> int:
 def texts(call: CallInfo, write: Write) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     """How one write is matched: the path shown, the texts of where it really lands
     (every rule), and those of its lexical path when that differs (deny and ask)."""
-    physical = os.path.realpath(write.path)
+    physical = realpath(write.path)
     inside = relative_to(physical, call.workspace)
     lexical: tuple[str, ...] = ()
     if physical != write.path:
@@ -71,7 +72,7 @@ class WriteRulesLayer:
     def decide_write(self, engine: PolicyEngine, call: CallInfo, write: Write) -> Decision:
         """One write's decision (``scope="writes"``)."""
         shown, physical_texts, lexical = texts(call, write)
-        links = _hard_links(os.path.realpath(write.path))
+        links = _hard_links(realpath(write.path))
         if links > 1:
             return Decision(
                 effect="ask",
@@ -80,7 +81,7 @@ class WriteRulesLayer:
                 layer=LAYER,
                 scope="writes",
             )
-        real = os.path.realpath(write.path)
+        real = realpath(write.path)
         names = [shown] if shown == real else [shown, real]
         trusted = engine.trusted_source(call.subject, call.tenant, names)
         if trusted is not None:

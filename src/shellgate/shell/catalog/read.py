@@ -67,7 +67,20 @@ def read(argv: Argv) -> Reading | None:
     words: list[str] = []
     apply(argv, entry, out, words)
     out.canonical = tuple(words) if words else None
+    _seal(out)
     return out
+
+
+#: The list fields of a :class:`Reading` (its answers; filled while it is read).
+_LISTS = tuple(name for name, kind in Reading.__annotations__.items() if "list[" in str(kind))
+
+
+def _seal(out: Reading) -> None:
+    """The cached answer's lists become tuples: nobody may change a cached answer
+    (an append now fails loudly), and the cyclic GC does not walk tuples of
+    strings — some 40,000 cached lists made every full collection a 30 ms pause."""
+    for name in _LISTS:
+        setattr(out, name, tuple(getattr(out, name)))
 
 
 def apply(
