@@ -192,3 +192,45 @@ def test_a_commondir_file_makes_git_read_another_config(tmp_path: Path) -> None:
     seen = subprocess.run(["git", "-C", str(repo), "config", "sg.probe"],
                           capture_output=True, text=True, check=False)
     assert seen.stdout.strip() == "yes"
+
+
+async def test_existing_places_that_run_code_later_stay_unchanged(box: Box) -> None:
+    """A sandboxed program the analysis cannot see into (a build, an install script)
+    cannot edit an existing editor task, agent setting or CI workflow — code the host
+    runs later, unconfined (shellgate.policy.later_code)."""
+    files = {
+        ".vscode/tasks.json": "{}",
+        ".claude/settings.json": "{}",
+        ".github/workflows/ci.yml": "on: push",
+        ".envrc": "export A=1",
+        ".pre-commit-config.yaml": "repos: []",
+    }
+    for name, text in files.items():
+        (box.ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (box.ws / name).write_text(text)
+    result = await box.run(
+        "echo fine > notes.txt; mkdir -p .github/ISSUE_TEMPLATE; "
+        "echo evil > .vscode/launch.json; echo evil > .vscode/tasks.json; "
+        "echo evil >> .claude/settings.json; mv .claude .claude2; "
+        "rm -rf .github/workflows; echo evil > .github/workflows/new.yml; "
+        "mv .github .github2; mkdir -p .github/workflows && echo e > .github/workflows/x.yml; "
+        "rm -f .envrc; echo evil > .envrc; echo evil > .pre-commit-config.yaml"
+    )
+    for name, text in files.items():
+        assert (box.ws / name).read_text() == text, name
+    assert not (box.ws / ".vscode" / "launch.json").exists()
+    assert not (box.ws / ".claude2").exists()
+    assert sorted(p.name for p in (box.ws / ".github" / "workflows").iterdir()) == ["ci.yml"]
+    assert not (box.ws / ".github2").exists()
+    assert (box.ws / "notes.txt").read_text() == "fine\n"  # ordinary writes still land
+    assert (box.ws / ".github" / "ISSUE_TEMPLATE").is_dir()  # beside a guarded place
+    assert result.sandbox_denied
+
+
+async def test_missing_places_that_run_code_later_get_no_placeholder(box: Box) -> None:
+    """No empty ``.mcp.json`` or ``.claude/`` appears on the host while the gate runs:
+    a tool there would read it as a broken config (docs/sandbox.md, limits)."""
+    result = await box.run("ls -A")
+    assert result.exit_code == 0
+    for name in (".mcp.json", ".claude", ".vscode", ".envrc", ".github", "opencode.json"):
+        assert not (box.ws / name).exists(), name

@@ -55,7 +55,7 @@ from typing import Literal
 from shellgate.models import SandboxMode
 
 PathKind = Literal["dir", "file", "missing"]
-TargetKind = Literal["file", "dir", "gitdir", "bare", "existing"]
+TargetKind = Literal["file", "dir", "gitdir", "bare", "existing", "present"]
 
 #: Files of a git dir that git reads as configuration besides ``config``, as
 #: target kinds: ``config.worktree`` (read under ``extensions.worktreeConfig``,
@@ -128,11 +128,19 @@ def inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def protected_targets(roots: Sequence[str], home: str, extra: Iterable[str] = ()) -> list[Target]:
+def protected_targets(
+    roots: Sequence[str],
+    home: str,
+    extra: Iterable[str] = (),
+    later: Sequence[tuple[str, bool]] = (),
+) -> list[Target]:
     """The protected paths to consider: git internals, the bare-repository marker
     (``<root>/HEAD``, kind ``bare``) and rc files of every root, the full rc list,
-    git config and ``.ssh`` of ``home``, and ``extra`` (gate config, policies, audit log,
-    configured paths). Callers canonicalise; :func:`plan_guards` drops outsiders."""
+    git config and ``.ssh`` of ``home``, ``extra`` (gate config, policies, audit log,
+    configured paths), and the places that run code later (``later``: relative
+    path, in the home rather than each root) — these as ``present`` targets,
+    guarded only where they exist. Callers canonicalise; :func:`plan_guards`
+    drops outsiders."""
     from shellgate.policy.protected import HOME_PROTECTED, SHELL_RC_FILES
 
     out: list[Target] = []
@@ -151,6 +159,9 @@ def protected_targets(roots: Sequence[str], home: str, extra: Iterable[str] = ()
         is_dir = name.endswith("/")
         out.append(Target(os.path.join(home, name.rstrip("/")), "dir" if is_dir else "file"))
     out.extend(Target(p, "file") for p in extra)
+    for relative, in_home in later:
+        for base in (home,) if in_home else roots:
+            out.append(Target(os.path.join(base, relative), "present"))
     return out
 
 
@@ -203,6 +214,8 @@ def plan_guards(
             if kind_of(target.path) == "file":
                 add(Guard(target.path, "ro"))
             continue
+        if target.kind == "present" and kind_of(target.path) == "missing":
+            continue  # no placeholder: an empty config file on the host breaks its tool
         parts = target.path[len(root.rstrip("/")) + 1 :].split("/")
         current = root.rstrip("/")
         for depth, part in enumerate(parts):

@@ -91,6 +91,9 @@ class Inputs:
     secrets: tuple[str, ...]  # absolute: shellgate.policy.secrets.secret_paths
     gate_paths: tuple[str, ...]  # absolute
     records: str  # the directory of gate records (its mtime: a record changed)
+    #: Places that run code later (shellgate.policy.later_code): (relative path, in
+    #: the home rather than each writable root); guarded where they exist.
+    later: tuple[tuple[str, bool], ...] = ()
 
 
 @dataclasses.dataclass
@@ -170,7 +173,7 @@ class Survey:
             placeholders = {p.path for p in records}
             targets: list[Target] = []
             for home in inp.homes:
-                targets += protected_targets(base.roots, home, inp.gate_paths)
+                targets += protected_targets(base.roots, home, inp.gate_paths, inp.later)
             for root in base.roots:
                 dot_git = os.path.join(root, ".git")
                 detailed.add(dot_git)

@@ -54,6 +54,7 @@ from shellgate.executors._process import signal_name
 from shellgate.executors._seccomp import SeccompError, build_filter, filter_fd
 from shellgate.executors.base import ExecRequest, ExecSpec, Executor, SpawnPlan
 from shellgate.models import MODE_ORDER, OutputView, SandboxMode
+from shellgate.policy import later_code
 from shellgate.policy.gate_files import store_files, token_files
 from shellgate.policy.secrets import homes, secret_paths
 
@@ -152,6 +153,7 @@ class BwrapExecutor(Executor):
             # The one secret list (shellgate.policy.secrets), which also asks on reads.
             secrets=tuple(secret_paths(self.config, home_dirs=self.homes, workspace=ws)),
             gate_paths=tuple(self._gate_paths()),
+            later=tuple(later_code.sandbox_entries(self.config.policy)),
             records=state.gates_dir(),
         )
 

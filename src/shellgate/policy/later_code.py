@@ -40,6 +40,10 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from shellgate.config import PolicyConfig
 
 #: Denied whatever the rules say.
 RUN_LATER_PATHS: tuple[str, ...] = (
@@ -115,10 +119,18 @@ def hit(path: str, workspace: str, home: str, entries: Sequence[Place]) -> Place
     return None
 
 
-def root_entries(entries: Sequence[str]) -> list[tuple[str, bool]]:
-    """The workspace entries as ``(relative path, is a directory)``, for the sandbox."""
-    return [
-        (os.path.join(*p.parts), p.directory)
-        for p in places(entries)
-        if not p.home
-    ]
+def configured(policy: PolicyConfig) -> tuple[tuple[Place, ...], tuple[Place, ...]]:
+    """The deny and the ask tier as ``[policy]`` has them (unset: the built-in lists)."""
+    deny = RUN_LATER_PATHS if policy.run_later_paths is None else policy.run_later_paths
+    ask = RUN_LATER_ASK_PATHS if policy.run_later_ask_paths is None else policy.run_later_ask_paths
+    return places(deny), places(ask)
+
+
+def sandbox_entries(policy: PolicyConfig) -> list[tuple[str, bool]]:
+    """Both tiers for the sandbox's guards: ``(relative path, in the home)``. The
+    sandbox keeps the ones that exist read-only at each writable root (and in the
+    home when it is inside one); a missing one gets no placeholder, since an empty
+    ``.claude/settings.json`` or ``.mcp.json`` on the host would break the tool that
+    reads it while the gate runs (docs/sandbox.md)."""
+    deny, ask = configured(policy)
+    return [(os.path.join(*p.parts), p.home) for p in (*deny, *ask)]

@@ -191,15 +191,7 @@ class ProtectedPathsLayer:
         self._fixed = self._expand(entries)
         self._rc_names = SHELL_RC_FILES
         self._by_workspace: dict[str, tuple[Protected, ...]] = {}
-        pol = config.policy
-        self.run_later = later_code.places(
-            later_code.RUN_LATER_PATHS if pol.run_later_paths is None else pol.run_later_paths
-        )
-        self.run_later_ask = later_code.places(
-            later_code.RUN_LATER_ASK_PATHS
-            if pol.run_later_ask_paths is None
-            else pol.run_later_ask_paths
-        )
+        self.run_later, self.run_later_ask = later_code.configured(config.policy)
 
     @staticmethod
     def _expand(entries: Sequence[Protected]) -> tuple[Protected, ...]:
