@@ -115,6 +115,10 @@ class Segment(_Frozen):
     #: Paths named inside code it runs (``python -c 'open("/root/.ssh/id_rsa")'``),
     #: as written: the protected-paths and protected-reads layers ask for them.
     mentions: tuple[str, ...] = ()
+    #: Files it reads that are named inside an argument rather than as one
+    #: (``sed '1r FILE'``), as written: the protected-reads layer checks them as it
+    #: checks operands; they are never writes.
+    reads: tuple[str, ...] = ()
     #: Drafted from text that does not parse (inside a parse error): no rule is
     #: matched against such a fragment; the parse error asks for the whole line.
     fragment: bool = False

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import pytest
 
@@ -19,6 +20,7 @@ p, agent, *, python3 *, allow
 p, agent, *, node *, allow
 p, agent, *, sqlite3 *, allow
 p, agent, *, cat *, allow
+p, agent, *, sed *, allow
 p, agent, *, python -m pytest *, allow
 p, agent, *, pip install *, deny, installs go through review
 p, agent, *, write:**, allow
@@ -107,3 +109,27 @@ def test_plain_code_reads_clean(language: str, code: str) -> None:
 def test_mentions_are_the_path_like_literals() -> None:
     found = mentions("open('/root/.ssh/id_rsa'); x = 'hello'; p = \"src/a.py\"; q = '~/.bashrc'")
     assert found == ("/root/.ssh/id_rsa", "src/a.py", "~/.bashrc")
+
+
+@pytest.mark.parametrize(
+    ("command", "effect"),
+    [
+        ("sed -i '68r tests/patch.py' tests/models.py", "allow"),
+        ("sed '1R notes.txt' README.md", "allow"),
+        ("sed -e '/^$/r footer.txt' -e 's/a/b/' page.md", "allow"),
+        # neighbours: a secret read through r/R still asks, as an operand would
+        ("sed '1r /root/.ssh/id_rsa' README.md", "ask"),
+        ("sed -i '$r .env' README.md", "ask"),
+        ("sed '1R /proc/self/environ' README.md", "ask"),
+        ("sed 'r /proc/1/environ' -i README.md", "ask"),
+        ("sed '1r .git/hooks/pre-commit' README.md", "allow"),  # a read, not a write
+        ("sed -i '1r .bashrc' notes.md", "allow"),
+        # and what sed runs or where it writes is still decided
+        ("sed '1e id' README.md", "ask"),
+        ("sed '1w .bashrc' README.md", "deny"),
+    ],
+)
+def test_sed_reads_a_file_with_r_as_it_reads_an_operand(
+    decide: Callable[[str], str], command: str, effect: str
+) -> None:
+    assert decide(command) == effect, command

@@ -178,6 +178,7 @@ def read_words(segment: Segment) -> list[str]:
             if eq and value:
                 words.append(value)
         words.extend(_catalog_values(form))
+    words.extend(segment.reads)
     for r in segment.redirects:
         if r.op in _READ_REDIRECTS:
             words.append(r.target)

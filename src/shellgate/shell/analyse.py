@@ -152,6 +152,7 @@ def _freeze(draft: Draft, whole: tuple[str, ...]) -> Segment:
         cwd=draft.cwd,
         repositories=tuple(draft.repositories),
         mentions=tuple(dict.fromkeys(draft.mentions)),
+        reads=tuple(draft.reads),
         via=draft.via,
         via_at=draft.via_at,
         fragment=PARSE_ERROR in draft.context,

@@ -77,6 +77,7 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
         if read.stdin_shell:
             payloads.extend(("stdin script", content) for content in stdin_texts if content)
         draft.mentions = list(read.mentions)
+        draft.reads = list(read.reads)
         if read.stdin_code is not None:
             _stdin_code(draft, read.stdin_code, stdin_texts, findings)
         draft.output = list(stdin_texts) if read.echoes_stdin and stdin_texts else None

@@ -68,6 +68,8 @@ class ArgvReading:
     echoes_stdin: bool
     #: Path literals in code it runs.
     mentions: tuple[str, ...]
+    #: Files it reads named inside an argument (``Reading.reads``).
+    reads: tuple[str, ...]
     #: The file it runs in this shell (``source FILE``), as written.
     sourced: str | None
     #: Canonical spellings (argv joined) of its forms that have a catalog entry.
@@ -169,6 +171,7 @@ def read_argv(argv: Argv) -> ArgvReading:
     links: list[tuple[str, str, bool]] = []
     repositories: list[str] = []
     mentions: list[str] = []
+    reads: list[str] = []
     stdin_code: str | None = None
     canonical: list[str] = []
     for form in walk.forms:
@@ -187,6 +190,7 @@ def read_argv(argv: Argv) -> ArgvReading:
         findings.extend(f"'{form[0]}' empties or deletes '{t}'" for t in reading.deleted)
         links.extend(reading.links)
         mentions.extend(reading.mentions)
+        reads.extend(reading.reads)
         stdin_code = stdin_code or reading.stdin_code
         if reading.repository is not None:
             repositories.append(reading.repository)
@@ -214,6 +218,7 @@ def read_argv(argv: Argv) -> ArgvReading:
         stdin_code=stdin_code,
         echoes_stdin=own is not None and own.echoes_stdin and len(walk.forms) == 1,
         mentions=tuple(dict.fromkeys(mentions)),
+        reads=tuple(dict.fromkeys(reads)),
         sourced=own.sourced if own is not None else None,
         canonical=tuple(dict.fromkeys(canonical)),
     )

@@ -71,6 +71,9 @@ class Reading:
     #: Path literals in code it runs (:mod:`.inline_code`): protected paths and
     #: secrets named there ask.
     mentions: list[str] = field(default_factory=list)
+    #: Files it reads that are named inside an argument rather than as one
+    #: (``sed '1r FILE'``): the protected-reads layer checks them as operands.
+    reads: list[str] = field(default_factory=list)
     #: The shell's directory after it (``cd``): the operand as written, ``""``
     #: for a directory the analysis cannot know; ``None`` when it changes none.
     chdir: str | None = None

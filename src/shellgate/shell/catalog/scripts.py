@@ -131,8 +131,8 @@ def _sed(argv: Argv, parsed: Parsed, out: Reading) -> None:
         if command:
             out.payloads.append((f"{name} e command", command))
     out.writes.extend(found.writes)
-    if found.reads:
-        out.finding(f"'{name}' script reads files (r, R)")
+    # r/R FILE reads a file as an operand does: the protected-reads layer checks it.
+    out.reads.extend(found.reads)
     if found.unsure:
         out.finding(f"'{name}' script may be read otherwise by sed ({found.unsure})")
 

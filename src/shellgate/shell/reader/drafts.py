@@ -60,6 +60,8 @@ class Draft:
     repositories: list[str] = field(default_factory=list)
     #: Path literals in code it runs (see ``Segment``).
     mentions: list[str] = field(default_factory=list)
+    #: Files it reads named inside an argument (see ``Segment``).
+    reads: list[str] = field(default_factory=list)
     #: A runner's spelling of this program and the index of its word (``Segment.via``).
     via: Argv = ()
     via_at: int = 0
