@@ -13,6 +13,7 @@ awaits instead, so a hung plugin never stalls the event loop.
 from __future__ import annotations
 
 import gc
+from collections.abc import Mapping
 
 from shellgate.config import Config
 from shellgate.models import (
@@ -38,8 +39,12 @@ from shellgate.policy.write_rules import WriteRulesLayer
 class Decider:
     """Owns one plugin manager with the configured layers (one per gate)."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, *, env: Mapping[str, str] | None = None) -> None:
+        """``env``: the caller entries the gate adds to every command's environment
+        (``Gate(env=…)``), so ``$HOME`` and the like are read as the command will
+        see them; ``None``, none."""
         self.config = config
+        self.env: Mapping[str, str] = {} if env is None else env
         self.pm = new_plugin_manager()
         register_layers(self.pm, config)
         self.pm.check_pending()
@@ -105,8 +110,15 @@ class Decider:
 
     def analyse(self, call: CallInfo) -> Analysis:
         from shellgate.shell import analyse
+        from shellgate.shell.analyse import FIXED_VARIABLES
 
         pol = self.config.policy
+        scrub = self.config.executor.scrub_env
+        env = None  # the command sees this process's HOME, USER, TMPDIR and PATH
+        if self.env or scrub:
+            from shellgate.executors._env import seen  # not on a hook's start-up path
+
+            env = seen(FIXED_VARIABLES, self.env, extra_scrub=scrub)
         return analyse(
             call.command,
             workdir=call.workdir,
@@ -114,6 +126,7 @@ class Decider:
             max_segments=pol.max_segments,
             max_depth=pol.max_depth,
             max_nodes=pol.max_syntax_nodes,
+            env=env,
         )
 
     def decide(self, call: CallInfo) -> Verdict:

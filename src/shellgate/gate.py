@@ -69,7 +69,8 @@ class Gate:
     ) -> None:
         self.config = config if config is not None else load_config()
         self.tracer = make_tracer(self.config)  # [observability] otel: fails here, at start
-        self.decider = Decider(self.config)
+        self.env = dict(env or {})
+        self.decider = Decider(self.config, env=self.env)
         self.gate_id = secrets.token_hex(8)  # this gate's row in a policy store's sg_hosts
         self.decider.watch(self.gate_id)  # live reload (docs/fleet.md); stopped by aclose
         self.approver: Approver = approver or make_approver(self.config.approval)
@@ -78,7 +79,6 @@ class Gate:
         self.audit = audit if audit is not None else open_audit(self.config.audit)
         self.grants = SessionGrants()
         self.seal = ApprovalSeal(approval_key)
-        self.env = dict(env or {})
         self.session = session or secrets.token_hex(8)
         self.spill = SpillStore(self.config.executor.spill_budget_bytes)
         self.keep_spill = keep_spill
@@ -144,7 +144,7 @@ class Gate:
         except Exception as exc:  # reported; the policy half still runs
             problems.append(f"audit log not reopened: {_describe(exc)}")
         try:
-            decider = Decider(self.config)
+            decider = Decider(self.config, env=self.env)
             if decider.policy_problem is not None:  # a store that cannot give a good policy
                 decider.close()
                 raise ShellgateError(decider.policy_problem)

@@ -157,3 +157,47 @@ def test_source_is_one_segment_named_by_its_file_in_the_workspace(
 )
 def test_a_source_the_analysis_cannot_trust_is_a_finding(tree: Path, command: str) -> None:
     assert analyse(command, workdir=str(tree)).segments[-1].findings
+
+
+def test_the_environment_read_is_the_one_the_command_gets(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Gate(env=…)`` entries and ``[executor] scrub_env`` change what the command's
+    ``$HOME`` is; the decider reads the variables as the executor will set them."""
+    from shellgate import load_config
+    from shellgate.decider import Decider
+    from shellgate.executors._env import build_env, seen
+    from shellgate.models import CallInfo
+    from shellgate.shell.analyse import FIXED_VARIABLES
+
+    monkeypatch.setenv("TMPDIR", "/var/tmp")
+    caller = {"HOME": str(tree / "home")}
+    for scrub in ((), ("TMP*",)):
+        expected = build_env(os.environ, caller, {}, extra_scrub=scrub)
+        assert seen(FIXED_VARIABLES, caller, extra_scrub=scrub) == {
+            name: expected[name] for name in FIXED_VARIABLES if name in expected
+        }
+    config = load_config(None, policy={"paths": []}, audit={"path": None},
+                         executor={"workspace": str(tree), "scrub_env": ["TMPDIR"]})  # fmt: skip
+    decider = Decider(config, env=caller)
+    call = CallInfo(tool="bash", command="echo x > ~/notes; cat $TMPDIR/x", subject="a",
+                    tenant="t", session="s", workdir=str(tree), workspace=str(tree))  # fmt: skip
+    echo, cat = decider.analyse(call).segments
+    assert f"{tree}/home/notes" in echo.write_paths
+    assert not any(p.startswith("/root/") for p in echo.write_paths)
+    assert cat.findings  # TMPDIR is scrubbed: the command's $TMPDIR is empty, not /var/tmp
+
+
+def test_tilde_without_home_is_the_password_database_home(tree: Path) -> None:
+    """bash expands ``~`` with the passwd entry when ``HOME`` is unset (``scrub_env``
+    may remove it); an empty ``HOME`` leaves it unknown."""
+    import pwd
+
+    home = pwd.getpwuid(os.getuid()).pw_dir
+    [unset] = analyse("echo x > ~/.bashrc", workdir=str(tree), env={}).segments
+    assert f"{home}/.bashrc" in unset.write_paths
+    [empty] = analyse("echo x > ~/notes", workdir=str(tree), env={"HOME": ""}).segments
+    assert any("HOME is not known" in f for f in empty.findings)
+    done = subprocess.run(["env", "-u", "HOME", "bash", "--norc", "-c", "echo ~"],
+                          capture_output=True, text=True, check=True, timeout=10)  # fmt: skip
+    assert done.stdout.strip() == home

@@ -71,6 +71,24 @@ def scrubbed_parent(extra_scrub: Iterable[str] = ()) -> dict[str, str]:
     return dict(env)
 
 
+def seen(
+    names: Iterable[str], caller: Mapping[str, str], *, extra_scrub: Iterable[str] = ()
+) -> dict[str, str]:
+    """The values of ``names`` that a command run with ``caller`` entries gets, as
+    :func:`build_env` would set them (for the analysis, which expands ``$HOME``…
+    as the command will see them); a name it would not set is absent."""
+    scrub = tuple(extra_scrub)
+    out: dict[str, str] = {}
+    for name in names:
+        if name in caller and not (_runs_code(name) or name.startswith("SHELLGATE_")):
+            out[name] = caller[name]
+        elif name in OVERRIDES:
+            out[name] = OVERRIDES[name]
+        elif name in os.environ and _passes(name, scrub):
+            out[name] = os.environ[name]
+    return out
+
+
 def build_env(
     parent: Mapping[str, str],
     caller: Mapping[str, str],

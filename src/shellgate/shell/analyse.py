@@ -22,7 +22,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Set
+from collections.abc import Mapping, Set
 
 from tree_sitter import Node
 
@@ -178,26 +178,29 @@ def analyse(
     max_segments: int = 64,
     max_depth: int = 16,
     max_nodes: int = 10_000,
+    env: Mapping[str, str] | None = None,
 ) -> Analysis:
     """Analyse ``command`` as bash would run it from ``workdir`` (never executes it).
 
     ``workspace`` (default: ``workdir``) is where ``source`` files are named from.
-    A function of its arguments, of this process's environment (``HOME``,
-    ``USER``, ``TMPDIR``, ``PATH``: ``$HOME`` and ``~`` are expanded with them, as
-    the command sees them) and, for a glob, of the file system. The answers for
+    A function of its arguments, of the environment the command will see (``env``,
+    by default this process's: ``HOME``, ``USER``, ``TMPDIR``, ``PATH`` — ``$HOME``
+    and ``~`` are expanded with them; a name missing there is unknown) and, for a
+    glob, of the file system. The answers for
     short commands that read no file system are kept in an LRU cache of 1,024:
     the result is a frozen model, shared as is.
     """
-    env = tuple(os.environ.get(name, "") for name in FIXED_VARIABLES)
+    source_env = os.environ if env is None else env
+    fixed = tuple(source_env.get(name) for name in FIXED_VARIABLES)
     space = workspace if workspace is not None else workdir
-    key = (command, workdir, space, max_segments, max_depth, max_nodes, env)
+    key = (command, workdir, space, max_segments, max_depth, max_nodes, fixed)
     if len(command) <= _CACHED_CHARS:
         with _cache_lock:
             hit = _cache.get(key)
             if hit is not None:
                 _cache.move_to_end(key)
                 return hit
-    analysis, cacheable = _analyse(command, workdir, space, env, max_segments, max_depth,
+    analysis, cacheable = _analyse(command, workdir, space, fixed, max_segments, max_depth,
                                    max_nodes)  # fmt: skip
     if cacheable and len(command) <= _CACHED_CHARS:
         with _cache_lock:
@@ -211,7 +214,7 @@ def _analyse(
     command: str,
     workdir: str,
     workspace: str,
-    env: tuple[str, ...],
+    env: tuple[str | None, ...],
     max_segments: int,
     max_depth: int,
     max_nodes: int,
@@ -228,7 +231,7 @@ def _analyse(
         workdir=workdir, max_depth=max_depth, finish=finish,
         assignment_findings=assignment_findings, max_nodes=max_nodes, cwd=workdir,
         workspace=workspace,
-        env={name: value for name, value in zip(FIXED_VARIABLES, env, strict=True) if value},
+        env={n: value for n, value in zip(FIXED_VARIABLES, env, strict=True) if value is not None},
     )  # fmt: skip
     analysis = _read(command, sink, max_segments, max_nodes)
     return analysis, not sink.fs

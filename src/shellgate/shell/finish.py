@@ -167,7 +167,7 @@ def _writes(draft: Draft, sink: Sink, operands: Sequence[tuple[str, str]]) -> No
         if target.startswith("~"):
             expanded = _expand_tilde(target, home)
             if expanded is None:
-                draft.findings.append(f"write target '{target}' uses ~ after the line changed HOME")
+                draft.findings.append(f"write target '{target}' uses ~ where HOME is not known")
             elif expanded != target:
                 paths.append(resolve(expanded, sink.cwd))
         elif not target.startswith("/") and not sink.cwd_known:

@@ -8,6 +8,9 @@ the end, when whole-command findings are known and copied onto each of them.
 
 from __future__ import annotations
 
+import functools
+import os
+import pwd
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +40,15 @@ class Runs(Protocol):
 #: What a finished command hands back: a shell string to parse (label, source),
 #: or a program it runs.
 Nested = tuple[str, str] | Runs
+
+
+@functools.cache
+def _passwd_home() -> str | None:
+    """The current user's home in the password database (bash's ``~`` without ``HOME``)."""
+    try:
+        return pwd.getpwuid(os.getuid()).pw_dir or None
+    except KeyError:
+        return None
 
 
 @dataclass
@@ -168,10 +180,14 @@ class Sink:
         return value
 
     def home(self) -> str | None:
-        """``HOME`` as the line has it (``None``: assigned something unknown)."""
+        """What ``~`` expands to as the line has ``HOME`` (``None``: not known — the
+        line assigned something unknown, or ``HOME`` is empty). With ``HOME`` unset
+        bash takes the user's home from the password database, as this does."""
         if "HOME" in self.vars:
-            return self.vars["HOME"]
-        return self.env.get("HOME") or None
+            return self.vars["HOME"] or None
+        if "HOME" in self.env:
+            return self.env["HOME"] or None
+        return _passwd_home()
 
     def note(self, finding: str) -> None:
         """A whole-command finding (copied onto every segment at the end)."""
