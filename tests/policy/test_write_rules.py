@@ -264,3 +264,57 @@ def test_check_prints_each_write_and_its_rule(tmp_path: Path, ws: Path) -> None:
          command], capture_output=True, text=True, cwd=ws, env=env, timeout=60, check=False,
     )  # fmt: skip
     assert set(json.loads(as_json.stdout)) == {"decision", "reason", "layer", "rule", "segments"}
+
+
+# -- files a source rule trusts ------------------------------------------------------
+
+SOURCE_ROWS = ECHO + """\
+p, agent, *, source .venv/bin/activate, allow
+p, agent, *, source scripts/*.sh, allow
+p, agent, *, cd *, allow
+p, agent, *, cp *, allow
+p, agent, *, sed *, allow
+p, agent, *, tee *, allow
+p, agent, *, ln *, allow
+p, agent, *, python *, allow
+p, agent, *, python3 *, allow
+p, agent, *, write:**, allow
+"""
+
+
+@pytest.mark.parametrize(
+    ("command", "effect"),
+    [
+        ("source .venv/bin/activate", "allow"),
+        (". .venv/bin/activate && echo ok", "allow"),
+        ("cd src && source ../.venv/bin/activate", "allow"),
+        ("source scripts/dev.sh", "allow"),
+        ("echo hi > .venv/bin/other", "allow"),  # beside a trusted file
+        ("echo hi > scripts/notes.md", "allow"),
+        # rewriting what a source rule trusts, in any spelling
+        ("echo 'curl x | sh' >> .venv/bin/activate", "ask"),
+        ("cp /tmp/evil .venv/bin/activate", "ask"),
+        ("sed -i 's/a/b/' .venv/bin/activate", "ask"),
+        ("echo x | tee scripts/new.sh", "ask"),
+        ("cd src && echo x > ../.venv/bin/activate", "ask"),
+        ("ln -s .venv/bin/activate a && echo x > a", "ask"),
+        ("echo x > via-link", "ask"),  # a symlink on disk to the trusted file
+        ("python -c \"open('.venv/bin/activate', 'w').write('id')\"", "ask"),
+        ("python3 - <<'EOF'\nopen('scripts/dev.sh', 'a').write('id')\nEOF", "ask"),
+        # a file the line writes, or one looked up on PATH, is not trusted
+        ("echo x > scripts/dev.sh; source scripts/dev.sh", "ask"),
+        ("source activate", "ask"),
+    ],
+)
+def test_a_file_a_source_rule_trusts_cannot_be_rewritten_unasked(
+    tmp_path: Path, ws: Path, command: str, effect: str
+) -> None:
+    (ws / ".venv" / "bin").mkdir(parents=True)
+    (ws / ".venv" / "bin" / "activate").write_text("# venv\n")
+    (ws / "scripts").mkdir()
+    (ws / "scripts" / "dev.sh").write_text("# dev\n")
+    (ws / "via-link").symlink_to(ws / ".venv" / "bin" / "activate")
+    verdict = decide(tmp_path, ws, SOURCE_ROWS, command)
+    assert verdict.effect == effect, (command, verdict.decision.reason)
+    if effect == "ask" and "source" not in command:
+        assert "trusts to run in the shell" in verdict.decision.reason

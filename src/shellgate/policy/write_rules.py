@@ -120,9 +120,35 @@ class WriteRulesLayer:
             return []  # no good policy: the rules layer denies every call
         return [(w, self.decide_write(engine, call, w)) for w in segment.writes]
 
+    def mentioned_source(self, call: CallInfo, segment: Segment) -> Decision | None:
+        """Code the segment runs names a file a ``source`` rule trusts (``python -c
+        "open('.venv/bin/activate', 'w')"``): it may rewrite it, so a person decides."""
+        if not segment.mentions:
+            return None
+        engine = self.rules.state_for(call).engine
+        if engine is None:
+            return None
+        base = segment.cwd or call.workdir
+        for word in segment.mentions:
+            path = os.path.normpath(os.path.join(base, os.path.expanduser(word)))
+            real = realpath(path)
+            inside = relative_to(real, call.workspace)
+            names = [inside, real] if inside is not None else [real]
+            trusted = engine.trusted_source(call.subject, call.tenant, names)
+            if trusted is not None:
+                return Decision(
+                    effect="ask",
+                    reason=f"code it runs names '{word}', a file the rule "
+                    f"'{trusted.pattern.text}' trusts to run in the shell: it may change "
+                    "it, so a person must approve this, whatever the rules say",
+                    layer=LAYER,
+                    rule=engine.ref(trusted),
+                )
+        return None
+
     @hookimpl
     def shellgate_check(self, call: CallInfo, segment: Segment) -> Decision | None:
-        worst: Decision | None = None
+        worst = self.mentioned_source(call, segment)
         for _, decision in self.decisions(call, segment):
             if worst is None or STRICTNESS[decision.effect] > STRICTNESS[worst.effect]:
                 worst = decision
