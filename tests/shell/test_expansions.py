@@ -68,6 +68,53 @@ def test_a_glob_in_a_directory_the_line_writes_is_a_finding(tree: Path) -> None:
     assert segments[0].findings == ()
 
 
+@pytest.mark.parametrize(
+    "command",
+    ["mkdir out && cp notes.txt out/ && ls out/*", "mkdir -p out; ls out/*",
+     "cp notes.txt docs/ && ls docs/*", "ls docs/* | tee docs/list.txt"],
+)  # fmt: skip
+def test_a_glob_in_a_directory_the_line_makes_or_fills_is_a_finding(
+    tree: Path, command: str
+) -> None:
+    """The directory itself written (made, copied into) counts, not only a file
+    below; a pipeline's commands run at once. (A command's own redirection is
+    opened after its words are expanded: ``ls docs/* > docs/list.txt`` is known.)"""
+    segments = analyse(command, workdir=str(tree)).segments
+    glob_segment = next(s for s in segments if s.argv[:1] == ("ls",))
+    assert any("which this line writes" in f for f in glob_segment.findings), segments
+    [own] = analyse("ls docs/* > docs/list.txt", workdir=str(tree)).segments
+    assert own.argv == ("ls", "docs/x.md")
+    assert own.findings == ()
+
+
+@pytest.mark.parametrize(
+    ("names", "command", "asks"),
+    [
+        # which match cp writes (the last) depends on the collation: C puts B first
+        (("B", "a"), "cp *", True),
+        (("cases.txt", "cases2.txt"), "cp cases*", True),  # punctuation: C and en_US differ
+        (("a.txt", "b.txt"), "cp *.txt", False),  # every collation agrees
+        # every match written, or none: the order changes nothing written
+        (("B", "a"), "rm -f *", False),
+        (("B", "a"), "touch *", False),
+        (("B", "a", "d"), "mv *", False),  # each a source, the last its directory
+        (("B", "a"), "cat * > out.txt", False),
+        (("B", "a"), "ls *", False),
+    ],
+)
+def test_a_write_that_depends_on_the_order_of_matches_is_a_finding(
+    tmp_path: Path, names: tuple[str, ...], command: str, asks: bool
+) -> None:
+    for name in names:
+        if name == "d":
+            (tmp_path / name).mkdir()
+        else:
+            (tmp_path / name).write_text("x")
+    [segment] = analyse(command, workdir=str(tmp_path)).segments
+    found = any("locale's collation" in f for f in segment.findings)
+    assert found is asks, segment.findings
+
+
 def test_a_glob_in_command_position_or_an_unknown_directory_stays_a_finding(tree: Path) -> None:
     assert analyse("./src/*.py", workdir=str(tree)).segments[0].findings
     assert analyse("cd $NOPE && ls *.py", workdir=str(tree)).segments[1].findings

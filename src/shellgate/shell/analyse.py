@@ -18,6 +18,7 @@ Invariants:
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import threading
@@ -76,22 +77,53 @@ def _parse_errors(
 
 def _globs_in_written_directories(drafts: list[Draft]) -> None:
     """A glob read in a directory another command of the line writes (``touch --
-    -rf; rm *``) cannot be known in advance: its words are what the directory holds
-    when it runs. (Whatever writes it, before or after: a pipeline runs at once.)"""
+    -rf; rm *``, ``mkdir out && … && rm out/*``) cannot be known in advance: its
+    words are what the directory holds when it runs. (Whatever writes it, before or
+    after: a pipeline runs at once.) And where a command writes some of a glob's
+    matches but not all (``cp *``: the last), which ones depends on their order,
+    which is the locale's collation, not known here."""
     if not any(draft.globbed for draft in drafts):
         return
     for draft in drafts:
         if not draft.globbed:
             continue
         written = [w.path for other in drafts if other is not draft for w in other.writes]
-        for directory in draft.globbed:
+        targets = {w.target for w in draft.writes}
+        for directory, matches in draft.globbed:
             inside = directory.rstrip("/") + "/"
-            if any(path.startswith(inside) for path in written):
+            if any(path == directory or path.startswith(inside) for path in written):
                 draft.findings.append(
                     f"a glob is read in '{directory}', which this line writes: its matches "
                     "are not known in advance"
                 )
                 break
+            if _order_matters(matches, targets):
+                draft.findings.append(
+                    f"writes some of the matches of a glob in '{directory}', and which "
+                    "depends on their order, which is the locale's collation"
+                )
+                break
+
+
+_NOT_COLLATED = re.compile(r"[\W_]+")
+
+
+def _order_matters(matches: tuple[str, ...], targets: set[str]) -> bool:
+    """Whether what a command writes may change with the order of a glob's matches
+    (the analysis sorts them as the C locale does; bash sorts them by the locale's
+    collation, which puts ``B`` after ``a`` and skips punctuation): the order is
+    not the same under a case- and punctuation-blind comparison, and the command
+    writes some of the matches but not all (``cp *``: the last) or a path below
+    one. ``rm *``, ``sed -i … *.py`` and ``mv *`` (each match is a source, and the
+    last is the directory it writes into) write them all."""
+    if len(matches) < 2:
+        return False
+    keys = [_NOT_COLLATED.sub("", m).casefold() for m in sorted(matches)]
+    if all(a < b for a, b in itertools.pairwise(keys)):
+        return False  # every collation we know of sorts them the same way
+    hit = targets.intersection(matches)
+    into = any(t.startswith(m.rstrip("/") + "/") for t in targets for m in matches)
+    return into or (bool(hit) and len(hit) < len(set(matches)))
 
 
 def _where(display: bytes, offset: int) -> str:

@@ -77,8 +77,9 @@ class Draft:
     #: A runner's spelling of this program and the index of its word (``Segment.via``).
     via: Argv = ()
     via_at: int = 0
-    #: Directories its globs were read in: one the line writes is not known in advance.
-    globbed: list[str] = field(default_factory=list)
+    #: Its globs: the directory each was read in (one the line writes is not known
+    #: in advance) and its matches.
+    globbed: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
     #: What it prints when that is its stdin (``cat <<EOF |``): the next command of
     #: a pipeline reads it (``None``: not known).
     output: list[str] | None = None

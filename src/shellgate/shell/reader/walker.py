@@ -102,7 +102,7 @@ class Walker:
         #: Assignments read in the statement at hand: ``(name, literal value or None)``.
         self.assigned: list[tuple[str, str | None]] = []
         #: Directories the globs of the command at hand were read in.
-        self.globbed: list[str] = []
+        self.globbed: list[tuple[str, tuple[str, ...]]] = []
         self.inherited: list[Extra] = []
         #: What the command before this one in a pipeline printed, when known
         #: (``cat <<EOF | python -``): the next simple command's stdin.
@@ -197,7 +197,8 @@ class Walker:
             if len(found) > _MAX_GLOB_MATCHES:
                 return None
         base = pattern[: min(pattern.find(c) for c in "*?[" if c in pattern)]
-        self.globbed.append(os.path.normpath(os.path.join(self.sink.cwd, os.path.dirname(base))))
+        directory = os.path.normpath(os.path.join(self.sink.cwd, os.path.dirname(base)))
+        self.globbed.append((directory, tuple(found)))
         if not found:
             return (value,), None
         dashed = next((m for m in found if m.startswith("-")), None)
