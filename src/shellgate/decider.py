@@ -114,11 +114,13 @@ class Decider:
 
         pol = self.config.policy
         scrub = self.config.executor.scrub_env
-        env = None  # the command sees this process's HOME, USER, TMPDIR and PATH
+        env = None  # the command sees this process's environment (bar credentials)
+        exported = None
         if self.env or scrub:
-            from shellgate.executors._env import seen  # not on a hook's start-up path
+            from shellgate.executors._env import exports, seen  # not on a hook's start-up
 
             env = seen(FIXED_VARIABLES, self.env, extra_scrub=scrub)
+            exported = exports(self.env, extra_scrub=scrub)
         return analyse(
             call.command,
             workdir=call.workdir,
@@ -127,6 +129,7 @@ class Decider:
             max_depth=pol.max_depth,
             max_nodes=pol.max_syntax_nodes,
             env=env,
+            exported=exported,
         )
 
     def decide(self, call: CallInfo) -> Verdict:

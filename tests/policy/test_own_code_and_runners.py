@@ -31,7 +31,7 @@ p, agent, *, write:**, allow
 def decide(tmp_path_factory: pytest.TempPathFactory) -> object:
     tmp = tmp_path_factory.mktemp("own-code")
     ws = tmp / "ws"
-    ws.mkdir()
+    (ws / "tests").mkdir(parents=True)
     config = load_config(None, policy={"paths": [str(write_set(tmp, ROWS, name="pol"))]},
                          executor={"workspace": str(ws)}, audit={"path": None})
     decider = Decider(config)

@@ -49,6 +49,14 @@ def ws(tmp_path: Path) -> Path:
     return workspace
 
 
+def made(ws: Path, *names: str) -> Path:
+    """The directories the commands write in exist (a write into one that does not
+    asks: an earlier program could make it a link)."""
+    for name in names:
+        (ws / name).mkdir(parents=True, exist_ok=True)
+    return ws
+
+
 DENIED = [
     "cp x .claude/settings.json", "cp x .claude/settings.local.json", "cp x .mcp.json",
     "echo '{}' > .vscode/tasks.json", "echo x > .envrc", "cp x .claude/commands/go.md",
@@ -85,10 +93,12 @@ def test_ci_and_container_definitions_ask_under_write_everything(
 
 @pytest.mark.parametrize("command", NEIGHBOURS)
 def test_their_neighbours_stay_allowed(tmp_path: Path, ws: Path, command: str) -> None:
+    made(ws, ".claude", ".github", "docs", "src")
     assert effect(decider_in(tmp_path, ws), ws, command) == "allow"
 
 
 def test_the_lists_are_configuration(tmp_path: Path, ws: Path) -> None:
+    made(ws, "tools/hooks", ".vscode", ".github/workflows")
     decider = decider_in(tmp_path, ws, run_later_paths=["tools/hooks/"], run_later_ask_paths=[])
     assert effect(decider, ws, "echo x > tools/hooks/x") == "deny"
     assert effect(decider, ws, "echo x > .vscode/tasks.json") == "allow"  # replaced, not added

@@ -143,6 +143,8 @@ def test_the_strictest_write_rule_wins(tmp_path: Path, ws: Path) -> None:
     rows = ECHO + ("p, agent, *, write:**, allow\n"
                    "p, agent, *, write:**/*.lock, ask, lock files change installs\n"
                    "p, agent, *, write:migrations/**, deny, people write migrations\n")
+    (ws / "sub").mkdir()
+    (ws / "migrations").mkdir()
     assert decide(tmp_path, ws, rows, "echo x > src/a.py").effect == "allow"
     asked = decide(tmp_path, ws, rows, "echo x > sub/poetry.lock")
     assert (asked.effect, asked.decision.layer) == ("ask", "write-rules")

@@ -262,7 +262,8 @@ def test_line_continuation_still_joins_words() -> None:
 
 def test_the_analysis_cache_keys_on_home_and_workdir(monkeypatch: pytest.MonkeyPatch) -> None:
     """Short commands are cached; ``~`` and ``cd`` are read with HOME, and relative
-    writes with the workdir, so a change of either is a different answer."""
+    writes with the workdir, so a change of either is a different answer. (A line
+    with a ``cd`` asks the file system whether it can succeed: not cached.)"""
     command = "cd; rm -rf ."
     monkeypatch.setenv("HOME", "/home/ann")
     ann = analyse(command)
@@ -270,9 +271,12 @@ def test_the_analysis_cache_keys_on_home_and_workdir(monkeypatch: pytest.MonkeyP
     bob = analyse(command)
     assert ("rm", "-rf", "/home/ann") in ann.segments[-1].forms
     assert ("rm", "-rf", "/home/bob") in bob.segments[-1].forms
+    assert ("rm", "-rf", ".") in bob.segments[-1].forms  # the cd may fail: the workdir
     assert analyse("touch x", workdir="/a").segments[0].write_paths == ("/a/x",)
     assert analyse("touch x", workdir="/b").segments[0].write_paths == ("/b/x",)
-    assert analyse(command) is bob  # the same answer, shared (frozen)
+    shared = analyse("echo $HOME")
+    assert shared.segments[0].argv == ("echo", "/home/bob")
+    assert analyse("echo $HOME") is shared  # the same answer, shared (frozen)
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ import fnmatch
 import functools
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 CREDENTIAL_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSPHRASE", "CREDENTIAL")
 #: Names that carry credentials (in a URL's userinfo, a DSN) but no marker above.
@@ -87,6 +87,20 @@ def seen(
         elif name in os.environ and _passes(name, scrub):
             out[name] = os.environ[name]
     return out
+
+
+def exports(caller: Mapping[str, str], *, extra_scrub: Iterable[str] = ()) -> Callable[[str], bool]:
+    """Whether the environment :func:`build_env` makes with ``caller`` has a name."""
+    scrub = tuple(extra_scrub)
+
+    def has(name: str) -> bool:
+        if name in OVERRIDES or name.startswith("SHELLGATE_"):
+            return True  # an override, or managed (some are set on every call)
+        if name in caller:
+            return not _runs_code(name)
+        return name in os.environ and _passes(name, scrub)
+
+    return has
 
 
 def build_env(

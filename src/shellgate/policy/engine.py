@@ -154,6 +154,14 @@ Steps = Generator[
 ]
 
 
+def _runs_nothing(segment: Segment) -> bool:
+    """A segment the analysis read completely that runs no program: a bare
+    assignment of shell variables (``X=1``) or redirections alone (``> out.txt``)."""
+    return not segment.argv and not segment.findings and not segment.fragment and (
+        bool(segment.assignments) or bool(segment.redirects)
+    )
+
+
 def _waterfall(call: CallInfo, analysis: Analysis, layers: Sequence[Layer], default: Effect,
                budget_s: float) -> Steps:
     """Every layer over every segment, as if each segment asked all its layers in turn.
@@ -208,7 +216,17 @@ def _waterfall(call: CallInfo, analysis: Analysis, layers: Sequence[Layer], defa
         found = given[index]
         require_sandbox = require_sandbox or any(d.require_sandbox for d in found)
         chosen = strictest(found)
-        if chosen is None or not any(d.scope == "segment" for d in found):
+        if _runs_nothing(segment) and not any(d.scope == "segment" for d in found):
+            # `X=1`, `> out.txt`: no program to decide; its writes decide it, if any.
+            inert = Decision(
+                effect="allow",
+                reason=f"{_shown(segment)} runs no program: it only sets shell variables "
+                "or opens files, which are decided on their own",
+                layer="command-analysis",
+            )
+            chosen = strictest([inert, *found])
+            assert chosen is not None
+        elif chosen is None or not any(d.scope == "segment" for d in found):
             # No layer decided the command itself (its writes alone never allow it).
             closing = Decision(
                 effect=default,

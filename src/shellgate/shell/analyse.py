@@ -23,7 +23,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Set
+from collections.abc import Callable, Mapping, Set
 
 from tree_sitter import Node
 
@@ -211,14 +211,16 @@ def analyse(
     max_depth: int = 16,
     max_nodes: int = 10_000,
     env: Mapping[str, str] | None = None,
+    exported: Callable[[str], bool] | None = None,
 ) -> Analysis:
     """Analyse ``command`` as bash would run it from ``workdir`` (never executes it).
 
     ``workspace`` (default: ``workdir``) is where ``source`` files are named from.
     A function of its arguments, of the environment the command will see (``env``,
     by default this process's: ``HOME``, ``USER``, ``TMPDIR``, ``PATH`` — ``$HOME``
-    and ``~`` are expanded with them; a name missing there is unknown) and, for a
-    glob, of the file system. The answers for
+    and ``~`` are expanded with them; a name missing there is unknown), of which
+    names that environment exports (``exported``, by default this process's: a bare
+    assignment to one is a finding) and, for a glob, of the file system. The answers for
     short commands that read no file system are kept in an LRU cache of 1,024:
     the result is a frozen model, shared as is.
     """
@@ -233,7 +235,7 @@ def analyse(
                 _cache.move_to_end(key)
                 return hit
     analysis, cacheable = _analyse(command, workdir, space, fixed, max_segments, max_depth,
-                                   max_nodes)  # fmt: skip
+                                   max_nodes, exported)  # fmt: skip
     if cacheable and len(command) <= _CACHED_CHARS:
         with _cache_lock:
             _cache[key] = analysis
@@ -250,6 +252,7 @@ def _analyse(
     max_segments: int,
     max_depth: int,
     max_nodes: int,
+    exported: Callable[[str], bool] | None = None,
 ) -> tuple[Analysis, bool]:
     """The analysis itself (see :func:`analyse`), and whether it may be cached (it
     read no file system).
@@ -265,8 +268,10 @@ def _analyse(
         workspace=workspace,
         env={n: value for n, value in zip(FIXED_VARIABLES, env, strict=True) if value is not None},
     )  # fmt: skip
+    if exported is not None:
+        sink.exported = exported
     analysis = _read(command, sink, max_segments, max_nodes)
-    return analysis, not sink.fs
+    return analysis, not (sink.fs or sink.environ_read)
 
 
 def _read(command: str, sink: Sink, max_segments: int, max_nodes: int) -> Analysis:

@@ -15,7 +15,12 @@ from shellgate.models import Write
 from shellgate.shell import catalog
 from shellgate.shell.argv.spellings import resolve, resolved_operands, respellings
 from shellgate.shell.catalog.entry import Reading
-from shellgate.shell.catalog.environment import SAFE_ASSIGNMENTS, check_subscript
+from shellgate.shell.catalog.environment import (
+    SAFE_ASSIGNMENTS,
+    check_subscript,
+    is_identifier,
+    is_sensitive_name,
+)
 from shellgate.shell.catalog.inline_code import read_code
 from shellgate.shell.forms import read_argv
 from shellgate.shell.reader.drafts import Argv, Draft, Nested, Sink
@@ -30,6 +35,23 @@ def assignment_findings(name: str) -> list[str]:
     return [f"assignment to '{name}' (not on the known-safe list)"]
 
 
+def shell_variable_findings(name: str, sink: Sink) -> list[str]:
+    """The finding a bare ``NAME=value`` raises. It sets a shell variable, which no
+    program sees unless it is exported: none for a plain name that is not
+    sensitive (``catalog/environment.py``) and not in the environment the command
+    gets; ``export NAME`` later is a finding of its own (``compound.declaration``),
+    as ``set -a`` is (``builtins._set``)."""
+    if name in SAFE_ASSIGNMENTS:
+        return []
+    if not is_identifier(name) or is_sensitive_name(name):
+        return assignment_findings(name)
+    sink.environ_read = True
+    if sink.exported(name):
+        return [f"assignment to '{name}', which the environment exports (every later "
+                "command gets the new value)"]  # fmt: skip
+    return []
+
+
 def _inside(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip("/") + "/")
 
@@ -39,7 +61,9 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
     shell strings to parse and the programs the command runs (each its own segment)."""
     findings = draft.findings
     for name, _ in draft.assignments:
-        findings.extend(assignment_findings(name))
+        # With no command it sets shell variables; a prefix sets the command's environment.
+        bare = not draft.argv
+        findings.extend(shell_variable_findings(name, sink) if bare else assignment_findings(name))
     payloads: list[Nested] = []
     for name, value in draft.assignments:
         if name in _PROMPTS and value:
@@ -56,9 +80,10 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
     if draft.argv:
         read = read_argv(draft.argv)
         forms, operands, links = read.forms, read.writes, read.links
-        draft.repositories = [
-            _through_links(resolve(where, sink.cwd), sink.links) for where in read.repositories
-        ]
+        draft.repositories = list(dict.fromkeys(
+            _through_links(resolve(where, cwd), sink.links)
+            for where in read.repositories for cwd in _places(sink)
+        ))  # fmt: skip
         if read.repositories and not sink.cwd_known:
             findings.append(
                 "runs git in a directory a 'cd' made unknown (its repository is not known)"
@@ -81,13 +106,17 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
         if read.stdin_code is not None:
             _stdin_code(draft, read.stdin_code, stdin_texts, findings)
         draft.output = list(stdin_texts) if read.echoes_stdin and stdin_texts else None
-        if sink.cwd != sink.workdir and sink.cwd_known and operands:
+        moved = [cwd for cwd in _places(sink) if cwd != sink.workdir]
+        if moved and operands:
             # After a `cd`, a relative operand names another file than the rule expects
-            # (the argv's readings and the other readings of it: a glob as written).
+            # (the argv's readings and the other readings of it: a glob as written),
+            # in every directory the shell may be in.
             for form in list(draft.forms):
                 entry = catalog.lookup(form[0]) if form else None
-                if entry is not None and entry.cwd_operands:
-                    resolved = resolved_operands(form, sink.cwd, entry.path_keys)
+                if entry is None or not entry.cwd_operands:
+                    continue
+                for cwd in moved:
+                    resolved = resolved_operands(form, cwd, entry.path_keys)
                     if resolved is not None:
                         homed = _home_relative(resolved)
                         for other in (resolved, *respellings(resolved), *homed):
@@ -97,7 +126,7 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
         _source(draft, sink, read.sourced, findings)
     _writes(draft, sink, operands)
     _links(sink, links)
-    draft.cwd = sink.cwd if sink.cwd_known else ""  # before its own cd moves the shell
+    draft.cwd = sink.cwd if sink.certain else ""  # before its own cd moves the shell
     _track_cd(draft, sink)
     # Keep order, drop repeats: one construct seen through several forms is one finding.
     draft.findings = list(dict.fromkeys(findings))
@@ -116,7 +145,7 @@ def _source(draft: Draft, sink: Sink, file: str, findings: list[str]) -> None:
         findings.append(f"'{draft.argv[0]} {file[:40]}' looks the file up on PATH first")
         return
     expanded = _expand_tilde(file, sink.home()) if file.startswith("~") else file
-    if expanded is None or (not file.startswith(("/", "~")) and not sink.cwd_known):
+    if expanded is None or (not file.startswith(("/", "~")) and not sink.certain):
         findings.append(f"'{draft.argv[0]} {file[:40]}' names a file the analysis cannot place")
         return
     path = _through_links(resolve(expanded, sink.cwd), sink.links)
@@ -159,6 +188,7 @@ def _writes(draft: Draft, sink: Sink, operands: Sequence[tuple[str, str]]) -> No
         return
     writes: dict[str, Write] = {}
     home = sink.home()
+    places = _places(sink)
     for target, how in dict.fromkeys(targets):
         paths: list[str] = []
         prefix = _home_prefix(target)
@@ -174,12 +204,41 @@ def _writes(draft: Draft, sink: Sink, operands: Sequence[tuple[str, str]]) -> No
             draft.findings.append(
                 f"write target '{target}' is relative to a directory a 'cd' made unknown"
             )
-        paths.append(resolve(target, sink.cwd))
+        # A relative target in every directory the shell may be in (`cd nosuch;
+        # echo x > .bashrc` writes ./.bashrc when the cd fails).
+        paths.extend(resolve(target, cwd) for cwd in places)
         for path in paths:
             path = _through_links(path, sink.links)
             writes.setdefault(path, Write(path=path, target=target, how=how))
+            # (`mkdir -p a/b` makes its own parents, and makes nothing but directories.)
+            unmade = None if draft.argv[:1] == ("mkdir",) else _unmade_directory(path, sink)
+            if unmade is not None:
+                draft.findings.append(
+                    f"writes '{target}' in '{unmade}', which does not exist and no command "
+                    "of the line makes: a program before it may make it a link to anywhere"
+                )
     draft.writes = list(writes.values())
     sink.written.update(writes)
+
+
+def _unmade_directory(path: str, sink: Sink) -> str | None:
+    """The directory above ``path`` that does not exist now and that no earlier
+    command of the line visibly makes (``mkdir``, ``cp``, ``ln``…), or ``None``.
+    Writing there works only if a program the analysis cannot see into makes it
+    first — as a link to anywhere, if it likes: where the write lands is then not
+    known. (Not checked when the analysis's own workdir does not exist: a
+    hypothetical directory, as ``shellgate check --workdir`` may name.)"""
+    missing = None
+    directory = os.path.dirname(path)
+    sink.fs = True
+    while directory not in ("", "/") and not os.path.lexists(directory):
+        missing, directory = directory, os.path.dirname(directory)
+    if missing is None or not os.path.isdir(sink.workdir):
+        return None
+    inside = missing + "/"
+    if any(w == missing or w.startswith(inside) for w in sink.written):
+        return None
+    return missing
 
 
 #: Links followed one after another before a path is taken as it stands.
@@ -199,19 +258,27 @@ def _through_links(path: str, links: dict[str, str]) -> str:
 
 
 def _links(sink: Sink, links: Sequence[tuple[str, str, bool]]) -> None:
-    """Remember the names a command made, for the writes of later commands."""
+    """Remember the names a command made, for the writes of later commands (in
+    every directory the shell may be in)."""
     for link, target, symbolic in links:
-        where = resolve(link, sink.cwd)
         # bash expands an unquoted leading ~ before ln sees it; a quoted one is rare
         # and the expanded reading is the stricter one for later writes.
         target = os.path.expanduser(target)
-        if symbolic and not target.startswith("/"):
-            # A symlink's relative target is read from the link's own directory.
-            named = resolve(target, os.path.dirname(where))
-        else:
-            named = resolve(target, sink.cwd)
-        if named != where:
-            sink.links[where] = _through_links(named, sink.links)
+        for cwd in _places(sink):
+            where = resolve(link, cwd)
+            if symbolic and not target.startswith("/"):
+                # A symlink's relative target is read from the link's own directory.
+                named = resolve(target, os.path.dirname(where))
+            else:
+                named = resolve(target, cwd)
+            if named != where:
+                sink.links[where] = _through_links(named, sink.links)
+
+
+def _places(sink: Sink) -> tuple[str, ...]:
+    """The directories relative paths are read in: every one the shell may be in
+    (the analysis's workdir when a ``cd`` made it unknown; a finding asks then)."""
+    return sink.where() or (sink.cwd,)
 
 
 def _home_prefix(target: str) -> str:
@@ -264,5 +331,24 @@ def _track_cd(draft: Draft, sink: Sink) -> None:
         if target == "-" or target.startswith("~"):
             sink.cwd_known = False
             return
-        sink.cwd = resolve(target, sink.cwd)
+        before = sink.where()
+        if before is None and not target.startswith("/"):
+            return  # relative to a directory the analysis does not know
+        after = tuple(dict.fromkeys(resolve(target, cwd) for cwd in _places(sink)))
+        sink.place(after)
+        if not all(_enters(directory, sink) for directory in after):
+            # `cd nosuch; echo x > .bashrc` writes ./.bashrc: the shell stays put.
+            sink.cd_pending, sink.cd_before = True, before
         return
+
+
+def _enters(directory: str, sink: Sink) -> bool:
+    """Whether a ``cd`` into ``directory`` succeeds when it runs: it is a
+    directory the shell may enter now, and no earlier command of the line writes,
+    moves or removes it (or a directory above it). Read in the file system, so the
+    analysis is not cached."""
+    sink.fs = True
+    for path in sink.written:
+        if directory == path or directory.startswith(path.rstrip("/") + "/"):
+            return False
+    return os.path.isdir(directory) and os.access(directory, os.X_OK)

@@ -123,7 +123,9 @@ def _declare(argv: Argv, parsed: Parsed, out: Reading) -> None:
 
 
 def _set_option(name: str, where: str, out: Reading) -> None:
-    if name not in _SET_NAMES:
+    if name == "allexport" and "-" in where:
+        out.finding(f"'{where} {name}' exports every later assignment to the commands")
+    elif name not in _SET_NAMES:
         out.finding(f"'{where} {name[:40]}' changes how later commands are read or run")
 
 
@@ -142,6 +144,10 @@ def _set(argv: Argv, parsed: Parsed, out: Reading) -> None:
                 i += 1
                 if i < len(words):
                     _set_option(words[i], f"{argv[0]} {word[0]}o", out)
+            elif letter == "a" and word[0] == "-":
+                # A bare NAME=value is a shell variable no program sees; allexport
+                # makes it every later command's environment.
+                out.finding(f"'{argv[0]} -a' exports every later assignment to the commands")
             elif letter not in _SET_LETTERS:
                 out.finding(f"'{argv[0]} {word[0]}{letter}' changes how later commands are "
                             "read or run")

@@ -26,7 +26,8 @@ SENSITIVE_NAMES = frozenset(
      "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "CDPATH", "GLOBIGNORE", "FIGNORE",
      "HISTFILE", "HISTCONTROL", "MAIL", "MAILPATH", "TMPDIR", "PWD", "OLDPWD", "SHELL",
      "PAGER", "EDITOR", "VISUAL", "BROWSER", "LESSOPEN", "LESSCLOSE", "MANPAGER",
-     "NODE_OPTIONS", "FUNCNEST", "POSIXLY_CORRECT", "TERMINFO", "INPUTRC", "OPTIND"}
+     "NODE_OPTIONS", "FUNCNEST", "POSIXLY_CORRECT", "TERMINFO", "INPUTRC", "OPTIND",
+     "EXECIGNORE", "GLOBSORT", "TIMEFORMAT", "HOSTFILE"}
 )  # fmt: skip
 _SENSITIVE_PREFIXES = ("LD_", "DYLD_", "BASH", "GIT_", "PYTHON", "PERL", "RUBY", "LESS",
                        "XDG_", "SSH_", "GCONV", "NODE_", "LC_", "COMP_")  # fmt: skip
@@ -52,6 +53,11 @@ def check_subscript(word: str, where: str, out: Out) -> bool:
     if subscript:
         out.payloads.append((f"{where} subscript", subscript))
     return True
+
+
+def is_identifier(name: str) -> bool:
+    """A plain variable name (no subscript, nothing bash would read otherwise)."""
+    return _IDENTIFIER.fullmatch(name) is not None
 
 
 def is_sensitive_name(name: str) -> bool:

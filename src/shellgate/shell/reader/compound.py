@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
 from shellgate.shell.catalog.environment import loop_variable_findings
 from shellgate.shell.reader._parser import SKIP, text
-from shellgate.shell.reader.drafts import Extra
+from shellgate.shell.reader.drafts import Extra, Sink, Where, merged
 from shellgate.shell.reader.redirects import REDIRECT_TYPES, read_redirect
 
 if TYPE_CHECKING:
@@ -30,16 +31,21 @@ _WORDISH_VALUE = frozenset({"word", "string", "raw_string", "concatenation", "si
                             "brace_expression"})  # fmt: skip
 
 
-def _statements(walker: Walker, label: str, nodes: list[Node]) -> None:
-    """Walk ``nodes`` as statements one level deeper under ``label``."""
+def _statements(walker: Walker, label: str, nodes: list[Node], *, maybe: bool = False) -> None:
+    """Walk ``nodes`` as statements one level deeper under ``label``; ``maybe``: a
+    region bash may skip (:meth:`Walker.maybe`)."""
     if not nodes:
         return
 
     def run(_: Node) -> None:
         for node in nodes:
             walker.statement(node)
+            walker.sink.settle()
 
-    walker.descend(label, run, nodes[0], scoped=False)
+    if maybe:
+        walker.maybe(lambda: walker.descend(label, run, nodes[0], scoped=False))
+    else:
+        walker.descend(label, run, nodes[0], scoped=False)
 
 
 def _data_words(walker: Walker, nodes: list[Node]) -> None:
@@ -49,43 +55,87 @@ def _data_words(walker: Walker, nodes: list[Node]) -> None:
 
 
 def statement_list(walker: Walker, node: Node, extra: Extra | None) -> None:
+    """``a && b || c``: the first command always runs, each later one only as the
+    list so far ended — ``&&`` after a success, ``||`` after a failure. The
+    directories the shell may be in are followed for both endings (a ``cd`` that
+    may fail ends in its directory or where it was: ``cd a && cd b || cd ..`` runs
+    ``cd ..`` from ``a`` or from where it started); the variables the later
+    commands assign are not known after the list."""
     # ``a && b && c`` nests to the left without bound: flatten iteratively.
-    leaves: list[Node] = []
-    stack = [node]
+    leaves: list[tuple[str, Node]] = []
+    stack: list[tuple[str, Node]] = [("", node)]
     while stack:
-        current = stack.pop()
+        op, current = stack.pop()
         if current.type == "list":
-            stack.extend(c for c in reversed(current.children) if c.is_named)
+            # Each named child with the operator before it (the list's own for the first).
+            pairs: list[tuple[str, Node]] = []
+            join = op
+            for child in current.children:
+                if not child.is_named:
+                    join = child.type if child.type in ("&&", "||") else "?"
+                elif child.type not in SKIP:
+                    pairs.append((join, child))
+                    join = "?"  # two named children in a row: read as a sequence
+            stack.extend(reversed(pairs))
         elif current.type not in SKIP:
-            leaves.append(current)
+            leaves.append((op, current))
     saved = walker.ctx
     walker.ctx = (*saved, "list")
+    sink = walker.sink
+    last = len(leaves) - 1
+
+    def ending(index: int, leaf: Node, start: Where) -> tuple[Where, Where]:
+        """Where the shell is when ``leaf``, run from ``start``, succeeds and fails."""
+        sink.place(start)
+        sink.cd_pending, sink.cd_before = False, None
+        walker.statement(leaf, extra if index == last else None)
+        after = sink.where()
+        failed = sink.cd_before if sink.cd_pending else after
+        sink.cd_pending, sink.cd_before = False, None
+        return after, failed
+
     try:
-        for index, leaf in enumerate(leaves):
-            walker.statement(leaf, extra if index == len(leaves) - 1 else None)
+        sink.settle()
+        ok, failed = ending(0, leaves[0][1], sink.where())
+        variables = dict(sink.vars)
+        for index, (op, leaf) in enumerate(leaves[1:], start=1):
+            start = ok if op == "&&" else failed if op == "||" else merged(ok, failed)
+            if start == ():
+                start = merged(ok, failed)  # never reached: still read, from anywhere
+            leaf_ok, leaf_failed = ending(index, leaf, start)
+            if op == "&&":
+                ok, failed = leaf_ok, merged(failed, leaf_failed)
+            elif op == "||":
+                ok, failed = merged(ok, leaf_ok), leaf_failed
+            else:
+                ok, failed = leaf_ok, leaf_failed
+        sink.place(merged(ok, failed))
+        for name, value in sink.vars.items():
+            if name not in variables or variables[name] != value:
+                sink.vars[name] = None  # assigned by a command that may not have run
     finally:
         walker.ctx = saved
 
 
 def pipeline(walker: Walker, node: Node, extra: Extra | None) -> None:
     parts = [c for c in node.children if c.is_named and c.type not in SKIP]
-    saved = (walker.ctx, walker.sink.cwd, walker.sink.cwd_known)
+    saved, place = walker.ctx, walker.sink.snapshot()
     variables = dict(walker.sink.vars)
-    walker.ctx = (*saved[0], "pipeline")
+    walker.ctx = (*saved, "pipeline")
     try:
         output: list[str] | None = None
         for index, part in enumerate(parts):
             # Every element of a pipeline runs in a subshell: a cd there does not last.
             walker.piped, walker.last = output, None
             walker.statement(part, extra if index == len(parts) - 1 else None)
-            walker.sink.cwd, walker.sink.cwd_known = saved[1], saved[2]
+            walker.sink.restore(place)
             walker.sink.vars = dict(variables)  # a subshell's assignments do not last
             # What a plain command printed, when known, is the next one's stdin.
             simple = part.type in ("command", "redirected_statement")
             output = walker.last.output if simple and walker.last is not None else None
         walker.piped = None
     finally:
-        walker.ctx = saved[0]
+        walker.ctx = saved
 
 
 #: A gap between a command and its redirections holding only blanks and continuations.
@@ -163,7 +213,8 @@ def if_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
 
 
 def _conditional(walker: Walker, node: Node, cond: str, body: str, keyword: str) -> None:
-    """Statements before ``keyword`` are the condition, after it the body."""
+    """Statements before ``keyword`` are the condition (it runs), after it the body
+    (it may not); an ``elif`` and an ``else`` may not run at all."""
     before: list[Node] = []
     after: list[Node] = []
     seen = False
@@ -172,38 +223,80 @@ def _conditional(walker: Walker, node: Node, cond: str, body: str, keyword: str)
             seen = True
         elif child.type in ("elif_clause", "else_clause"):
             if child.type == "elif_clause":
-                _conditional(walker, child, cond, body, "then")
+                walker.maybe(partial(_conditional, walker, child, cond, body, "then"))
             else:
-                _statements(walker, body, [c for c in child.children if c.is_named])
+                _statements(walker, body, [c for c in child.children if c.is_named], maybe=True)
         elif child.is_named and child.type != "comment":
             (after if seen else before).append(child)
     _statements(walker, cond, before)
-    _statements(walker, body, after)
+    _statements(walker, body, after, maybe=True)
 
 
 def while_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
     del extra
     condition = [c for c in node.children if c.is_named and c.type not in ("do_group", "comment")]
     body = [c for c in node.children if c.type == "do_group"]
-    _statements(walker, "loop condition", condition)
-    for group_node in body:
-        walker.descend("loop body", walker.block, group_node, scoped=False)
+
+    def loop() -> None:  # the condition runs again after each pass
+        _statements(walker, "loop condition", condition)
+        for group_node in body:
+            walker.descend("loop body", walker.block, group_node, scoped=False)
+
+    walker.maybe(loop)
 
 
 def for_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
     """``for NAME in …`` and ``select NAME in …``: NAME is assigned each value, so
     a loop over ``PATH`` or ``IFS`` changes what the body runs (a finding)."""
     del extra
+    keyword = node.children[0].type
+    name = ""
     for child in node.children:
         if child.type == "variable_name":
             name = text(walker.source, child.start_byte, child.end_byte)
-            for finding in loop_variable_findings(node.children[0].type, name):
+            for finding in loop_variable_findings(keyword, name):
                 walker.sink.note(finding)
-    values = [c for c in node.children if c.type in _WORDISH_VALUE]
-    _data_words(walker, values)
-    for child in node.children:
-        if child.type == "do_group":
-            walker.descend("loop body", walker.block, child, scoped=False)
+    values = _loop_values(walker, node) if keyword == "for" else None
+    if keyword != "for":
+        _data_words(walker, [c for c in node.children if c.type in _WORDISH_VALUE])
+    bodies = [c for c in node.children if c.type == "do_group"]
+    sink = walker.sink
+
+    def loop() -> None:
+        # Each value in turn when they are known and few (`for f in src/*.py`: the
+        # body reads "$f" as each file); else once, the variable unknown.
+        passes: list[str | None] = list(values) if values else [None]
+        for value in passes:
+            if name:
+                sink.vars[name] = value
+            for body in bodies:
+                walker.descend("loop body", walker.block, body, scoped=False)
+
+    walker.maybe(loop)
+
+
+#: A loop over more values than this is walked once, its variable unknown.
+_MAX_LOOP_VALUES = 16
+
+
+def _loop_values(walker: Walker, node: Node) -> list[str] | None:
+    """The values ``for NAME in WORDS`` assigns, in order, where every word is
+    known (globs read as their matches); ``None`` otherwise (``for x; do``:
+    the positional parameters; an expansion; too many)."""
+    nodes = [c for c in node.children if c.type in _WORDISH_VALUE]
+    if not any(c.type == "in" for c in node.children):
+        return None
+    found: list[str] = []
+    known = True
+    for child in nodes:
+        findings: list[str] = []
+        word = walker.words.read([child], findings, walker.glob_for_loop)
+        if findings or word.dynamic:
+            known = False
+        found.extend(word.matches if word.matches is not None else (word.value,))
+    if not known or len(found) > _MAX_LOOP_VALUES:
+        return None
+    return found
 
 
 def c_style_for(walker: Walker, node: Node, extra: Extra | None) -> None:
@@ -212,7 +305,7 @@ def c_style_for(walker: Walker, node: Node, extra: Extra | None) -> None:
     walker.sink.note("arithmetic for-loop header (can run code via array subscripts)")
     for child in node.children:
         if child.type == "do_group":
-            walker.descend("loop body", walker.block, child, scoped=False)
+            walker.maybe(partial(walker.descend, "loop body", walker.block, child, scoped=False))
         elif child.is_named and child is not head:
             walker.scan(child, "arithmetic")
 
@@ -227,7 +320,7 @@ def case_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
                 c for c in child.children
                 if c.is_named and c.type != "comment" and walker_field(child, c) != "value"
             ]  # fmt: skip
-            _statements(walker, "case body", body)
+            _statements(walker, "case body", body, maybe=True)
         elif child.type in _WORDISH_VALUE:
             _data_words(walker, [child])
 
@@ -262,10 +355,27 @@ def declaration(walker: Walker, node: Node, extra: Extra | None) -> None:
     findings: list[str] = []
     walker.assigned = []
     argv = tuple(walker.words_of(node, findings))
+    findings.extend(_exported_shell_variables(argv, walker.sink))
     walker.add(node, argv, [], extra or Extra(), findings)
     if node.type == "unset_command":
         walker.assigned = [(name, None) for name in argv[1:] if not name.startswith("-")]
     walker.commit_assignments()
+
+
+def _exported_shell_variables(argv: tuple[str, ...], sink: Sink) -> list[str]:
+    """``X=…; export X`` (or ``declare -x X``): a shell variable the line assigned
+    becomes the environment of every later command, as ``export X=…`` would make it;
+    the same finding as that assignment."""
+    if not argv:
+        return []
+    options = [w for w in argv[1:] if w.startswith(("-", "+")) and "=" not in w]
+    exporting = argv[0] == "export" or (
+        argv[0] in ("declare", "typeset", "local") and any("x" in w[1:] for w in options)
+    )
+    if not exporting:
+        return []
+    names = [w for w in argv[1:] if not w.startswith(("-", "+")) and "=" not in w]
+    return [f for name in names if name in sink.vars for f in sink.assignment_findings(name)]
 
 
 def test_command(walker: Walker, node: Node, extra: Extra | None) -> None:

@@ -42,6 +42,30 @@ class Runs(Protocol):
 Nested = tuple[str, str] | Runs
 
 
+#: Directories the shell may be in (``None``: not known), and that with a pending
+#: ``cd`` (Sink.snapshot).
+Where = tuple[str, ...] | None
+Place = tuple[Where, bool, Where]
+#: Past this many possible directories the directory is taken as unknown.
+_MAX_PLACES = 4
+
+
+def merged(a: Where, b: Where) -> Where:
+    """Where the shell is when it may be in ``a`` or in ``b`` (``()``: an ending
+    that cannot happen, as the failure of a ``cd`` into a directory that exists)."""
+    return None if a is None or b is None else tuple(dict.fromkeys((*a, *b)))
+
+
+def _in_this_environment(name: str) -> bool:
+    """This process's environment, and the names every call gets (``SHELLGATE_*``,
+    the overrides: executors/_env.py)."""
+    return name in os.environ or name.startswith("SHELLGATE_") or name in _ALWAYS_SET
+
+
+#: Set in every command's environment (executors/_env.OVERRIDES).
+_ALWAYS_SET = frozenset({"NO_COLOR", "TERM", "PAGER", "GIT_PAGER"})
+
+
 @functools.cache
 def _passwd_home() -> str | None:
     """The current user's home in the password database (bash's ``~`` without ``HOME``)."""
@@ -137,8 +161,17 @@ class Sink:
     findings: list[str] = field(default_factory=list)
     cwd: str = "/"
     cwd_known: bool = True
+    #: Other directories the shell may be in (a ``cd`` that may have failed, a
+    #: branch that may have moved it): ``cwd`` is then one of several (:meth:`where`).
+    cwd_alts: tuple[str, ...] = ()
+    #: While the last ``cd`` may have failed (its directory does not exist now, or
+    #: the line changes it): where the shell was before it. ``&&`` after it clears
+    #: this (it succeeded), ``||`` goes back (it failed), and at the end of a
+    #: statement the shell may be in either (:meth:`settle`).
+    cd_pending: bool = False
+    cd_before: Where = None
     #: Drafts already made for a command text in one place (see Walker._command).
-    memo: dict[tuple[object, ...], tuple[list[Draft], str, bool]] = field(default_factory=dict)
+    memo: dict[tuple[object, ...], tuple[list[Draft], Place]] = field(default_factory=dict)
     #: The workspace the call runs in (``source`` files are named relative to it).
     workspace: str = "/"
     #: Variables the call's environment fixes, as the command sees them (``HOME``,
@@ -152,6 +185,10 @@ class Sink:
     written: set[str] = field(default_factory=set)
     #: The analysis read the file system (a glob's matches): its answer is not cached.
     fs: bool = False
+    #: Whether the command's environment exports a name (``analyse`` sets it).
+    exported: Callable[[str], bool] = _in_this_environment
+    #: The analysis asked ``exported`` (a bare assignment): its answer is not cached.
+    environ_read: bool = False
     #: Offsets of ERROR nodes read as bash reads them (a brace word in command
     #: position): no parse error of their own.
     read_errors: set[int] = field(default_factory=set)
@@ -173,12 +210,44 @@ class Sink:
         if name in self.vars:
             value = self.vars[name]
         elif name == "PWD":
-            value = self.cwd if self.cwd_known else None
+            value = self.cwd if self.certain else None
         else:
             value = self.env.get(name)
         if value is None or (not quoted and (not value or _SPLIT_OR_GLOB.search(value))):
             return None
         return value
+
+    @property
+    def certain(self) -> bool:
+        """The shell is in ``cwd`` and nowhere else."""
+        return self.cwd_known and not self.cwd_alts
+
+    def where(self) -> Where:
+        """Every directory the shell may be in (``cwd`` first), ``None`` if unknown."""
+        return (self.cwd, *self.cwd_alts) if self.cwd_known else None
+
+    def place(self, where: Where) -> None:
+        if where == ():  # no such ending: the directory stays as it is
+            return
+        if where is None or len(where) > _MAX_PLACES:
+            self.cwd_known, self.cwd_alts = False, ()
+        else:
+            self.cwd, self.cwd_alts, self.cwd_known = where[0], where[1:], True
+
+    def snapshot(self) -> Place:
+        """Where the shell is, with a pending ``cd`` (:meth:`restore` puts it back)."""
+        return self.where(), self.cd_pending, self.cd_before
+
+    def restore(self, saved: Place) -> None:
+        self.place(saved[0])
+        self.cd_pending, self.cd_before = saved[1], saved[2]
+
+    def settle(self) -> None:
+        """A statement ended: after a ``cd`` that may have failed, the shell is in
+        its directory or where it was before."""
+        if self.cd_pending:
+            self.place(merged(self.where(), self.cd_before))
+            self.cd_pending, self.cd_before = False, None
 
     def home(self) -> str | None:
         """What ``~`` expands to as the line has ``HOME`` (``None``: not known — the

@@ -25,7 +25,7 @@ from tree_sitter import Node
 
 from shellgate.shell.reader import _parser, misreads
 from shellgate.shell.reader._parser import SKIP, text
-from shellgate.shell.reader.drafts import Draft, Extra, Runs, Sink
+from shellgate.shell.reader.drafts import Draft, Extra, Runs, Sink, merged
 from shellgate.shell.reader.heredoc_lexer import Heredoc, prepare
 from shellgate.shell.reader.heredocs import backtick_spans
 from shellgate.shell.reader.redirects import REDIRECT_TYPES, read_redirect
@@ -120,17 +120,32 @@ class Walker:
                 "not analysed further"
             )
             return
-        saved = (self.ctx, self.depth, self.sink.cwd, self.sink.cwd_known)
+        saved, place = (self.ctx, self.depth), self.sink.snapshot()
         variables = dict(self.sink.vars)
         self.ctx = (*self.ctx, label)
         self.depth += 1
         try:
             fn(node)
         finally:
-            self.ctx, self.depth = saved[0], saved[1]
+            self.ctx, self.depth = saved
             if scoped:
-                self.sink.cwd, self.sink.cwd_known = saved[2], saved[3]
+                self.sink.restore(place)
                 self.sink.vars = variables
+
+    def maybe(self, fn: Callable[[], None]) -> None:
+        """Walk a region bash may skip, or run only in part or many times (a branch,
+        a loop, the right side of ``&&``/``||``): what it changes in the shell's
+        state is not known after it — a directory it moves to, a variable it
+        assigns (``x=/etc; if c; then x=notes; fi; echo > $x`` may write
+        ``/etc``)."""
+        sink = self.sink
+        before, before_vars = sink.where(), dict(sink.vars)
+        fn()
+        sink.settle()
+        sink.place(merged(before, sink.where()))
+        for name, value in sink.vars.items():
+            if name not in before_vars or before_vars[name] != value:
+                sink.vars[name] = None
 
     def payload(self, label: str, source: str) -> None:
         """Parse a shell string that will be run (``bash -c``…) as nested commands."""
@@ -142,7 +157,7 @@ class Walker:
         root = _parser.parse(patched)
         if root.has_error:
             self.sink.note(f"parse error in {label} '{source[:60]}'")
-        saved = (self.sink.cwd, self.sink.cwd_known)
+        saved = self.sink.snapshot()
         variables = dict(self.sink.vars)
         try:
             # Inside a re-read, nested payloads are not re-read again (only noted):
@@ -154,7 +169,7 @@ class Walker:
             )  # fmt: skip
             nested.run(root)
         finally:
-            self.sink.cwd, self.sink.cwd_known = saved
+            self.sink.restore(saved)
             self.sink.vars = variables
 
     def _printed(self, node: Node) -> str | None:
@@ -173,7 +188,7 @@ class Walker:
             return None
         words = [text(self.source, c.start_byte, c.end_byte) for c in command.children]
         if words == ["pwd"] and not redirects:
-            return self.sink.cwd if self.sink.cwd_known else None
+            return self.sink.cwd if self.sink.certain else None
         if words == ["cat"] and len(redirects) == 1:
             op = next((c for c in redirects[0].children if c.type == "<"), None)
             heredoc = self.heredocs.get(op.start_byte) if op is not None else None
@@ -181,12 +196,23 @@ class Walker:
                 return heredoc.body
         return None
 
+    def glob_for_loop(self, value: str, mask: str, shown: str) -> GlobRead | None:
+        """A glob in a ``for`` list: its matches, read as :meth:`_glob` reads them,
+        its directory kept for the written-directory check (its matches are values
+        one at a time, so their order decides no write)."""
+        before = len(self.globbed)
+        read = self._glob(value, mask, shown)
+        if len(self.globbed) > before:
+            directory, _ = self.globbed[-1]
+            self.globbed[-1] = (directory, ())
+        return read
+
     def _glob(self, value: str, mask: str, shown: str) -> GlobRead | None:
         """An unquoted glob read as bash reads it, in the segment's directory now:
         its matches, sorted, or the word itself when none match. ``None`` (a
         finding) where the directory is unknown or the matches are too many; a
         match that begins with ``-`` would be read as an option: a finding."""
-        if not self.sink.cwd_known or self.opaque:
+        if not self.sink.certain or self.opaque:
             return None
         pattern = "".join(c if m != "_" or c not in "*?[]" else glob.escape(c)
                           for c, m in zip(value, mask, strict=True))  # fmt: skip
@@ -335,6 +361,7 @@ class Walker:
         for child in node.children:
             if child.is_named and child.type not in SKIP:
                 self.statement(child)
+                self.sink.settle()
 
     def statement(self, node: Node, extra: Extra | None = None) -> None:
         kind = node.type
@@ -357,16 +384,17 @@ class Walker:
         key: tuple[object, ...] | None = None
         if extra is None and not self.inherited and not self._holds_heredoc(node):
             raw = self.source[node.start_byte : node.end_byte]
-            key = (raw, self.ctx, self.depth, self.sink.cwd, self.sink.cwd_known)
+            # (What the line wrote so far counts: a `cd` into a directory it removed fails.)
+            key = (raw, self.ctx, self.depth, self.sink.snapshot(), len(self.sink.written))
             hit = self.sink.memo.get(key)
             if hit is not None:
                 self.sink.drafts.extend(hit[0])
-                self.sink.cwd, self.sink.cwd_known = hit[1], hit[2]
+                self.sink.restore(hit[1])
                 return
         start = len(self.sink.drafts)
         self._fresh_command(node, extra)
         if key is not None:
-            self.sink.memo[key] = (self.sink.drafts[start:], self.sink.cwd, self.sink.cwd_known)
+            self.sink.memo[key] = (self.sink.drafts[start:], self.sink.snapshot())
 
     def _holds_heredoc(self, node: Node) -> bool:
         """Whether a lexed heredoc's operator lies in ``node`` (its text, with the
@@ -416,12 +444,16 @@ class Walker:
         groups = group_words(self.source, word_nodes, findings)
         # A glob argument is read as its matches; one in command position stays a
         # finding (bash would run its first match).
+        known = self.words.known_expansions
         words = [self.words.read(g, findings, self._glob if at else None)
-                 for at, g in enumerate(groups)]  # fmt: skip
-        if words and words[0].dynamic:
+                 for at, g in enumerate(groups[:1])]  # fmt: skip
+        # A program named by an expansion is a finding even when its value is known
+        # (`x=ls; $x`): what runs is then decided by a word the rules never saw.
+        if words and (words[0].dynamic or self.words.known_expansions != known):
             findings.append(
                 f"variable or substitution in command position ('{words[0].value[:60]}')"
             )
+        words += [self.words.read(g, findings, self._glob) for g in groups[1:]]
         span = (children[0].start_byte, children[-1].end_byte) if split else None
         readings: list[tuple[str, ...]] = []
         if any(w.dynamic for w in words):
@@ -528,14 +560,14 @@ class Walker:
         )
         self.sink.drafts.append(draft)
         # A program runs in a child process: a `cd` it names changes nothing here.
-        saved = (self.ctx, self.depth, self.sink.cwd, self.sink.cwd_known)
+        saved, place = (self.ctx, self.depth), self.sink.snapshot()
         variables = dict(self.sink.vars)
         self.ctx, self.depth = draft.context, self.depth + 1
         try:
             self._nested_of(draft, extra)
         finally:
-            self.ctx, self.depth = saved[0], saved[1]
-            self.sink.cwd, self.sink.cwd_known = saved[2], saved[3]
+            self.ctx, self.depth = saved
+            self.sink.restore(place)
             self.sink.vars = variables
 
     def words_of(self, node: Node, findings: list[str]) -> list[str]:

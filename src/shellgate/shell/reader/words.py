@@ -246,6 +246,9 @@ class WordReader:
         self.misread: list[tuple[int, int]] = []
         #: Unquoted words tree-sitter read across a blank (bash splits them there).
         self.split: list[str] = []
+        #: Expansions read with a known value so far (a program name made of one is
+        #: a finding all the same: Walker._command_from).
+        self.known_expansions = 0
 
     def read(
         self, nodes: Sequence[Node], findings: list[str], glob: Globber | None = None
@@ -384,6 +387,12 @@ class WordReader:
         … $X``), a numeric special parameter (``$?``, kept as written), or what a
         substitution prints (``$(pwd)``, ``$(cat <<'EOF' …)``). Its commands still
         run and are walked; unquoted, a value bash would split or glob is unknown."""
+        value = self._known_value(node, raw, quoted=quoted)
+        if value is not None:
+            self.known_expansions += 1
+        return value
+
+    def _known_value(self, node: Node, raw: str, *, quoted: bool) -> str | None:
         kind = node.type
         if kind == "simple_expansion" or (kind == "expansion" and raw.startswith("${")):
             name = raw[1:] if kind == "simple_expansion" else raw[2:-1]
