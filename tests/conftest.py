@@ -79,6 +79,19 @@ def pids_with_arg(marker: str) -> list[int]:
     return found
 
 
+def pids_running(command: str) -> list[int]:
+    """Live processes whose whole command line is ``command``: the program itself, not
+    a shell or a bwrap whose arguments merely mention it (those exist before it runs)."""
+    return [pid for pid in pids_with_arg(command) if _cmdline(pid) == command]
+
+
+def _cmdline(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").replace(b"\0", b" ").decode()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def unique_seconds(whole: int = 31) -> str:
     """A ``sleep`` argument no other process on the machine has, for :func:`pids_with_arg`.
 
