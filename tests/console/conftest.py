@@ -1,4 +1,4 @@
-"""The console tests' one browser: Debian's chromium (``make system`` installs it),
+"""The console tests' one browser: Debian's chromium (``make test-system`` installs it),
 driven by PyPI playwright with ``executable_path`` (``playwright install`` never runs).
 A missing chromium fails the tests: a skip would hide a missing install step."""
 
