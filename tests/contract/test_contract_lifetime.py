@@ -188,9 +188,10 @@ STUBBORN = {
         "setsid bash -c \"trap '' TERM; sleep {m}1\" >/dev/null 2>&1 & trap '' TERM; sleep {m}2"
     ),
 }
-TIMEOUT_S, GRACE_S = 1.0, 2.0
+TIMEOUT_S, GRACE_S = 1.0, 1.0
 #: The old code took timeout + ~5 graces here (5-7 s for 1 s + 1 s, 11 s for
-#: 1 s + 2 s); the fixed one takes timeout + grace + a few hundred ms.
+#: 1 s + 2 s); the fixed one takes timeout + grace + a few hundred ms, which the
+#: bound (4.5 s for 1 s + 1 s) tells apart from the old 5-7 s.
 SLACK_S = 2.5
 
 
