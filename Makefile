@@ -35,8 +35,9 @@ typecheck: $(STAMP)
 
 # worksteal: a worker that runs dry takes half of the queue of the busiest one,
 # so the run does not end on one worker alone with the slow tests it was dealt.
+# --durations: every run lists its slowest tests, where a slow new one shows first.
 pytest: $(STAMP) test-system
-	$(BIN)/pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist worksteal
+	$(BIN)/pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist worksteal --durations=15
 
 policies: $(STAMP)
 	@for d in policies/*/; do $(BIN)/shellgate policy test "$$d" || exit 1; done
