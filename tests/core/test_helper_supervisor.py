@@ -51,11 +51,12 @@ def start(
 ) -> tuple[subprocess.Popen[bytes], int]:
     """Spawn ``argv`` as the gate does (own session), with a status pipe at fd 3.
 
-    The pipe is put at fd 3 in the child only. This process's own fd 3 may be
-    pytest-xdist's channel to its controller: a dup2 over it here, even for one
-    spawn, fed the status pipe to the channel's reader thread and the worker
-    crashed. ``close_fds`` would close fd 3 again, and the helper's --close-fds
-    closes all else above stderr but the pipe.
+    The pipe is put at fd 3 in the child only (a dup2 between fork and exec,
+    before ``preexec``). This process's own fd 3 may be pytest-xdist's
+    channel to its controller, which a dup2 here replaced under the channel's
+    reader thread for the length of a spawn: a worker crashed so under -n 4.
+    ``close_fds`` would close fd 3 again; the helper's --close-fds closes all
+    else above stderr but the pipe.
     """
     read, write = os.pipe2(os.O_CLOEXEC)
 
