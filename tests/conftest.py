@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 import shutil
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -76,6 +77,29 @@ def pids_with_arg(marker: str) -> list[int]:
         if marker.encode() in cmdline and state != "Z" and int(entry) != os.getpid():
             found.append(int(entry))
     return found
+
+
+def pids_running(command: str) -> list[int]:
+    """Live processes whose whole command line is ``command``: the program itself, not
+    a shell or a bwrap whose arguments merely mention it (those exist before it runs)."""
+    return [pid for pid in pids_with_arg(command) if _cmdline(pid) == command]
+
+
+def _cmdline(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").replace(b"\0", b" ").decode()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def unique_seconds(whole: int = 31) -> str:
+    """A ``sleep`` argument no other process on the machine has, for :func:`pids_with_arg`.
+
+    That scans every process: a fixed marker (``sleep 31.4105``) is also running in the
+    other executor's variant on another xdist worker, or in another checkout's run, and
+    "it is gone" then fails for nothing. GNU sleep reads any number of decimals.
+    """
+    return f"{whole}.{secrets.randbelow(10**9):09d}"
 
 
 def zombie_children() -> dict[int, str]:

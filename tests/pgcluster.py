@@ -1,6 +1,6 @@
 """A throwaway PostgreSQL cluster for tests and benchmarks: initdb + pg_ctl in a temp dir.
 
-Debian's ``postgresql`` package (``make system`` installs it) puts its programs in
+Debian's ``postgresql`` package (``make test-system`` installs it) puts its programs in
 ``/usr/lib/postgresql/<version>/bin``, off PATH. As root they run as the
 ``postgres`` user (initdb refuses root); as anyone else, as that user. The server
 listens on a free loopback port and a socket in its own directory, with ``trust``
@@ -34,7 +34,7 @@ def _bin(name: str) -> str:
     if path:
         return path
     raise ClusterUnavailable(
-        f"{name} not found: install Debian's postgresql package (`make system` does)"
+        f"{name} not found: install Debian's postgresql package (`make test` does)"
     )
 
 

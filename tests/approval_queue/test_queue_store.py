@@ -193,14 +193,27 @@ def test_two_racing_answers_exactly_one_wins(store_url: str) -> None:
         assert lost[0].status == final.status  # the loser is told what the winner did
 
 
-def test_wait_returns_when_answered_from_elsewhere(store_url: str) -> None:
+def test_wait_returns_when_answered_from_elsewhere(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with Database(store_url) as db:
         queue = ApprovalQueue(db)
         row = submit(queue)
+        read = threading.Event()  # the waiter has read the row as still pending
+        real_get = queue.get
+
+        def get(approval_id: str) -> QueuedApproval | None:
+            found = real_get(approval_id)
+            read.set()
+            return found
+
+        monkeypatch.setattr(queue, "get", get)
 
         def later() -> None:
             with Database(store_url) as other:
-                time.sleep(0.2)  # the waiter must be waiting first
+                # The answer must come while the waiter waits (PostgreSQL listens before
+                # that first read; SQLite reads again), not before it looked.
+                assert read.wait(20)
                 ApprovalQueue(other).answer(row.id, "approve", person="alice")
 
         t = threading.Thread(target=later)

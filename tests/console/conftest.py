@@ -1,4 +1,4 @@
-"""The console tests' one browser: Debian's chromium (``make system`` installs it),
+"""The console tests' one browser: Debian's chromium (``make test-system`` installs it),
 driven by PyPI playwright with ``executable_path`` (``playwright install`` never runs).
 A missing chromium fails the tests: a skip would hide a missing install step."""
 
@@ -14,6 +14,9 @@ CHROMIUM = "/usr/bin/chromium"
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    """One chromium per module; each test opens a context of its own. Not per session:
+    between its calls the sync API leaves its own event loop marked as running in this
+    thread, and every asyncio test after it would fail to start its loop."""
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:

@@ -259,6 +259,10 @@ def test_a_hostile_pending_command_renders_inert(
 def test_a_new_approval_appears_without_a_reload_by_hand(
     queue: Any, server: ConsoleProcess, page: Page
 ) -> None:
+    # Away first: the page the login landed on polls the state too, and its answer
+    # could stand for the new page's, whose own first read may come after the submit
+    # below (then it never sees a change, and never reloads).
+    page.goto("about:blank")
     with page.expect_response(lambda r: r.url.endswith("/approvals/state")):
         page.goto(server.url + "/approvals")  # the page's script has read the queue's state
     pending = submit(queue, "touch live.txt")

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import pids_with_arg, wait_until
+from tests.conftest import pids_with_arg, unique_seconds, wait_until
 
 KINDS = [
     pytest.param("local", id="local"),
@@ -148,26 +148,30 @@ async def test_missing_workdir_is_an_error_and_nothing_runs(gate: Any) -> None:
 
 
 async def test_foreground_background_child_returns_after_drain_grace(gate: Any) -> None:
+    mark = unique_seconds()
     started = time.monotonic()
-    result = await bash(gate, "sleep 31.4101 & echo started")
+    result = await bash(gate, f"sleep {mark} & echo started")
     assert time.monotonic() - started < 10
     assert result.text == "started\n"
-    assert wait_until(lambda: not pids_with_arg("31.4101"), 5)
+    assert wait_until(lambda: not pids_with_arg(mark), 5)
 
 
 async def test_foreground_leaves_no_process_of_its_group(gate: Any) -> None:
-    await bash(gate, "(sleep 31.4102 >/dev/null 2>&1 &); true")
-    assert wait_until(lambda: not pids_with_arg("31.4102"), 5)
+    mark = unique_seconds()
+    await bash(gate, f"(sleep {mark} >/dev/null 2>&1 &); true")
+    assert wait_until(lambda: not pids_with_arg(mark), 5)
 
 
 async def test_setsid_escapee_is_stopped(gate: Any) -> None:
-    await bash(gate, "setsid sleep 31.4103 >/dev/null 2>&1 < /dev/null & echo forked")
-    assert wait_until(lambda: not pids_with_arg("31.4103"), 5)
+    mark = unique_seconds()
+    await bash(gate, f"setsid sleep {mark} >/dev/null 2>&1 < /dev/null & echo forked")
+    assert wait_until(lambda: not pids_with_arg(mark), 5)
 
 
 async def test_double_fork_escapee_is_stopped(gate: Any) -> None:
-    await bash(gate, "setsid bash -c 'sleep 31.4104 & disown' >/dev/null 2>&1; true")
-    assert wait_until(lambda: not pids_with_arg("31.4104"), 5)
+    mark = unique_seconds()
+    await bash(gate, f"setsid bash -c 'sleep {mark} & disown' >/dev/null 2>&1; true")
+    assert wait_until(lambda: not pids_with_arg(mark), 5)
 
 
 async def test_environment_overrides_and_managed_facts(gate: Any) -> None:
@@ -200,7 +204,8 @@ async def test_background_stderr_and_exit(gate: Any) -> None:
 
 
 async def test_kill_running_then_finished(gate: Any) -> None:
-    await bash(gate, "sleep 31.4105", run_in_background=True)
+    mark = unique_seconds()
+    await bash(gate, f"sleep {mark}", run_in_background=True)
     killed = await gate.call("bash_kill", {"task_id": "bash-1"})
     assert killed.text == "requested cancellation of task bash-1"
     final = await _read_until(gate, "bash-1", lambda t: "status: killed" in t)
@@ -208,7 +213,7 @@ async def test_kill_running_then_finished(gate: Any) -> None:
     again = await gate.call("bash_kill", {"task_id": "bash-1"})
     assert again.text == "task bash-1 had already finished [status: killed, signal: SIGTERM]"
     assert not again.is_error
-    assert not pids_with_arg("31.4105")
+    assert not pids_with_arg(mark)
 
 
 async def test_unknown_task_ids_are_errors(gate: Any) -> None:
@@ -222,44 +227,48 @@ async def test_gate_close_stops_every_task(open_gate: Any, kind: str, tmp_path: 
     from shellgate.gate import Gate
     from tests.conftest import make_config
 
+    m6, m7 = unique_seconds(), unique_seconds()
     cfg = make_config(tmp_path, executor={"kind": kind, "grace_ms": 400})
     async with Gate(cfg, approver=AllowApprover()) as gate:
-        await bash(gate, "sleep 31.4106", run_in_background=True)
-        await bash(gate, "trap '' TERM; sleep 31.4107", run_in_background=True)
-        assert wait_until(lambda: len(pids_with_arg("31.410")) >= 2, 5)
+        await bash(gate, f"sleep {m6}", run_in_background=True)
+        await bash(gate, f"trap '' TERM; sleep {m7}", run_in_background=True)
+        assert wait_until(lambda: bool(pids_with_arg(m6) and pids_with_arg(m7)), 5)
         spill_dir = gate.spill.path
-    assert not pids_with_arg("31.4106")
-    assert not pids_with_arg("31.4107")
+    assert not pids_with_arg(m6)
+    assert not pids_with_arg(m7)
     assert not spill_dir.exists()
 
 
 async def test_abort_stops_the_command(gate: Any) -> None:
+    mark = unique_seconds()
     abort = asyncio.Event()
     call = asyncio.ensure_future(
-        gate.call("bash", {"command": "sleep 31.4108", "description": "abort test"}, abort=abort)
+        gate.call("bash", {"command": f"sleep {mark}", "description": "abort test"}, abort=abort)
     )
-    assert await asyncio.to_thread(wait_until, lambda: bool(pids_with_arg("31.4108")), 5)
+    assert await asyncio.to_thread(wait_until, lambda: bool(pids_with_arg(mark)), 5)
     abort.set()
     result = await call
     assert (result.text, result.is_error) == ("Error: tool call aborted", True)
-    assert not pids_with_arg("31.4108")
+    assert not pids_with_arg(mark)
 
 
 async def test_cancellation_propagates_and_stops_the_command(gate: Any) -> None:
-    call = asyncio.ensure_future(bash(gate, "sleep 31.4109"))
-    assert await asyncio.to_thread(wait_until, lambda: bool(pids_with_arg("31.4109")), 5)
+    mark = unique_seconds()
+    call = asyncio.ensure_future(bash(gate, f"sleep {mark}"))
+    assert await asyncio.to_thread(wait_until, lambda: bool(pids_with_arg(mark)), 5)
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
-    assert not pids_with_arg("31.4109")
+    assert not pids_with_arg(mark)
 
 
 async def test_cancellation_at_any_step_leaves_nothing_running(gate: Any) -> None:
     """Cancel after 0, 1, 2… loop turns: wherever the call is (deciding, spawning,
     supervising), nothing of it may keep running — not even a command whose
     supervisor had not taken its first step yet."""
+    base = unique_seconds()
     for turns in range(40):
-        marker = f"31.{turns + 5000}"
+        marker = f"{base}{turns:02d}"
         call = asyncio.ensure_future(bash(gate, f"sleep {marker}"))
         for _ in range(turns):
             await asyncio.sleep(0)

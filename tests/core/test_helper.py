@@ -83,20 +83,6 @@ WITHOUT_CLOSE_RANGE = [
 HIGH_FD = 200  # above the soft limit set there, as a host with many sockets may hold
 
 
-@pytest.fixture(params=["built", "libc"])
-def helper_binary(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
-    """The installed helper, and the same source built over libc (the non-x86_64 build)."""
-    if request.param == "built":
-        return _hardening.HELPER
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    source = Path(_hardening.__file__).with_name("_helper") / "sg-exec.c"  # the HELPER may lie elsewhere
-    target = tmp_path / "sg-exec-libc"
-    subprocess.run([cc, "-O2", "-o", str(target), str(source)], check=True, timeout=120)
-    return target
-
-
 @pytest.mark.parametrize("error", [errno.ENOSYS, errno.EPERM], ids=["ENOSYS", "EPERM"])
 def test_close_fds_falls_back_when_close_range_fails(error: int, helper_binary: Path) -> None:
     # First, that the filter really takes close_range away (436 on every 64-bit arch).

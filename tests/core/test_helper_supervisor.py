@@ -8,7 +8,6 @@ Each test runs the installed helper and the same source built over libc.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import resource
 import signal
@@ -16,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,12 +27,10 @@ from tests.conftest import (
     make_config,
     pids_with_arg,
     reap_orphans,
+    unique_seconds,
     wait_until,
     zombie_children,
 )
-from tests.core.test_helper import helper_binary
-
-__all__ = ["helper_binary"]  # a fixture, used by name
 
 pytestmark = pytest.mark.skipif(
     _hardening._trusted_helper() is None, reason="the sg-exec helper was not built here"
@@ -48,31 +46,32 @@ def supervised(binary: Path, script: str, *, parent: int | None = None) -> list[
     ]  # fmt: skip
 
 
-def start(argv: list[str], **kwargs: object) -> tuple[subprocess.Popen[bytes], int]:
-    """Spawn ``argv`` as the gate does (own session), with a status pipe at fd 3."""
+def start(
+    argv: list[str], *, preexec: Callable[[], None] | None = None, **kwargs: object
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Spawn ``argv`` as the gate does (own session), with a status pipe at fd 3.
+
+    The pipe is put at fd 3 in the child only (a dup2 between fork and exec,
+    before ``preexec``). This process's own fd 3 may be pytest-xdist's
+    channel to its controller, which a dup2 here replaced under the channel's
+    reader thread for the length of a spawn: a worker crashed so under -n 4.
+    ``close_fds`` would close fd 3 again; the helper's --close-fds closes all
+    else above stderr but the pipe.
+    """
     read, write = os.pipe2(os.O_CLOEXEC)
-    high = fcntl.fcntl(write, fcntl.F_DUPFD, 10)
-    os.close(write)
-    saved = fcntl.fcntl(FD, fcntl.F_DUPFD_CLOEXEC, 10) if _is_open(FD) else None
-    os.dup2(high, FD)  # inheritable at 3 for this one spawn
-    os.close(high)
+
+    def in_child() -> None:
+        os.dup2(write, FD)  # inheritable: the helper gets it
+        if preexec is not None:
+            preexec()
+
     try:
-        proc = subprocess.Popen(argv, pass_fds=(FD,), start_new_session=True, **kwargs)  # type: ignore[call-overload]
+        proc = subprocess.Popen(  # type: ignore[call-overload]
+            argv, close_fds=False, start_new_session=True, preexec_fn=in_child, **kwargs
+        )
     finally:
-        if saved is None:
-            os.close(FD)
-        else:
-            os.dup2(saved, FD, inheritable=False)
-            os.close(saved)
+        os.close(write)
     return proc, read
-
-
-def _is_open(fd: int) -> bool:
-    try:
-        os.fstat(fd)
-    except OSError:
-        return False
-    return True
 
 
 def status(read: int) -> bytes:
@@ -108,7 +107,7 @@ def test_the_supervisor_exits_as_the_command_did(
     workdir = tmp_path / "workdir"
     (workdir / "elsewhere").mkdir(parents=True)
     argv = supervised(helper_binary, script)
-    proc, read = start(argv, cwd=workdir, preexec_fn=_core_limit_up)
+    proc, read = start(argv, cwd=workdir, preexec=_core_limit_up)
     assert proc.wait(timeout=10) == code
     assert status(read) == b""  # nothing else of the call was left: no report
     assert sorted(p.name for p in workdir.iterdir()) == ["elsewhere"]  # no core of ours
@@ -134,7 +133,7 @@ def test_processes_that_outlive_the_command_are_reported_and_held(helper_binary:
     """The command exits 4 and leaves a sleep behind: the supervisor says "exit 4",
     lets go of the output pipe (EOF while the sleep lives), survives the group's
     SIGTERM, reaps the sleep and only then exits — as the command did."""
-    marker = f"sleep 31.{os.getpid() % 1000:03d}61"
+    marker = f"sleep {unique_seconds()}"
     proc, read = start(
         supervised(helper_binary, f"echo out; {marker} >/dev/null & exit 4"),
         stdout=subprocess.PIPE,
@@ -186,7 +185,7 @@ PARENT = textwrap.dedent(
 
 
 def test_the_whole_subtree_dies_with_the_parent(helper_binary: Path) -> None:
-    m = f"31.{os.getpid() % 1000:03d}7"
+    m = unique_seconds()
     script = (
         f"sleep {m}1 & setsid sleep {m}2 & (setsid sh -c 'sleep {m}3 & :' &); "
         f"setsid env -i sleep {m}4 & trap '' TERM; sleep {m}5"

@@ -17,6 +17,7 @@ from tests.conftest import (
     make_config,
     pids_with_arg,
     reap_orphans,
+    unique_seconds,
     wait_until,
     zombie_children,
 )
@@ -388,13 +389,14 @@ async def test_a_spawn_that_cannot_be_watched_leaves_nothing_behind(
     def refuse(pid: int) -> int:
         raise OSError(errno.EMFILE, "Too many open files")
 
+    mark = unique_seconds()
     monkeypatch.setattr(os, "pidfd_open", refuse)
-    result = await gate.call("bash", {"command": "sleep 31.4159", "description": "unwatchable"})
+    result = await gate.call("bash", {"command": f"sleep {mark}", "description": "unwatchable"})
     monkeypatch.undo()
     assert result.is_error
     assert result.text == "Error: cannot start the command: Too many open files"
     assert sorted(os.listdir("/proc/self/fd")) == fds_before
-    assert pids_with_arg("sleep 31.4159") == []  # killed
+    assert pids_with_arg(f"sleep {mark}") == []  # killed
     assert _own_children() <= children_before  # and reaped: no new child, not even a zombie
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,8 +22,15 @@ def env_with_src() -> dict[str, str]:
     return env
 
 
+@functools.cache
 def bwrap_works() -> bool:
-    """Whether the bwrap executor can run here (the same probe the gate uses)."""
+    """Whether the bwrap executor can run here (the same probe the gate uses).
+
+    Asked while the tests are collected, once per process, and on a workspace of its
+    own: it once probed the current directory, the checkout, where three xdist
+    workers collecting at once left the shell start-up files bwrap makes as mount
+    points behind in the checkout's root.
+    """
     import asyncio
 
     from shellgate.config import load_config
@@ -30,15 +39,17 @@ def bwrap_works() -> bool:
     if shutil.which("bwrap") is None:
         return False
 
-    async def probe() -> str | None:
-        executor = make_executor(load_config(None, executor={"kind": "bwrap"}), "bwrap")
+    async def probe(workspace: str) -> str | None:
+        config = load_config(None, executor={"kind": "bwrap", "workspace": workspace})
+        executor = make_executor(config, "bwrap")
         try:
             await executor.open()
             return executor.unavailable_reason
         finally:
             await executor.aclose()
 
-    return asyncio.run(probe()) is None
+    with tempfile.TemporaryDirectory(prefix="sg-bwrap-probe-") as workspace:
+        return asyncio.run(probe(workspace)) is None
 
 
 def localised(example: Path, tmp_path: Path, replacements: dict[str, str]) -> Path:

@@ -45,7 +45,7 @@ from shellgate.integrations.pydantic_ai import (
     ShellgateToolset,
     ShellTool,
 )
-from tests.conftest import ROOT, pids_with_arg
+from tests.conftest import ROOT, pids_with_arg, unique_seconds
 from tests.integrations.pausing import pausing_gate, records
 
 Output = str | DeferredToolRequests
@@ -334,16 +334,17 @@ async def test_background_task_and_its_output(gate: Gate) -> None:
 
 
 async def test_a_cancelled_run_kills_the_command(gate: Gate, tmp_path: Path) -> None:
-    ag = agent(ShellgateToolset(gate), "bash", {"command": "sleep 317.5", "description": "wait"})
+    command = f"sleep {unique_seconds(317)}"
+    ag = agent(ShellgateToolset(gate), "bash", {"command": command, "description": "wait"})
     run = asyncio.ensure_future(ag.run("go"))
     deadline = asyncio.get_running_loop().time() + 20
-    while not pids_with_arg("sleep 317.5") and asyncio.get_running_loop().time() < deadline:
+    while not pids_with_arg(command) and asyncio.get_running_loop().time() < deadline:
         await asyncio.sleep(0.02)
-    assert pids_with_arg("sleep 317.5")
+    assert pids_with_arg(command)
     run.cancel()
     with pytest.raises(asyncio.CancelledError):
         await run
-    assert not pids_with_arg("sleep 317.5")  # killed before the cancellation came through
+    assert not pids_with_arg(command)  # killed before the cancellation came through
     assert records(tmp_path)[-1]["outcome"] == "aborted"
 
 

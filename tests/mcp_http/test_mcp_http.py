@@ -22,7 +22,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from shellgate.audit import verify
-from tests.conftest import pids_with_arg, wait_until
+from tests.conftest import pids_with_arg, unique_seconds, wait_until
 from tests.mcp.mcp_helpers import server_env
 from tests.mcp_http.http_helpers import (
     ALICE,
@@ -108,7 +108,7 @@ async def test_the_sdk_client_with_a_wrong_token_or_none_gets_no_session(
 
 
 async def test_two_principals_cannot_see_each_others_tasks(tmp_path: Path) -> None:
-    marker = "sleep 4711"
+    marker = f"sleep {unique_seconds(4711)}"
     with HttpServer(write_setup(tmp_path)) as server:
         async with connect(server.url, ALICE) as alice, connect(server.url, BOB) as bob:
             started = await alice.call_tool("bash", background(marker))
@@ -205,7 +205,7 @@ async def test_the_tokens_file_is_a_secret_to_the_agent(tmp_path: Path) -> None:
 
 
 async def test_sigterm_aborts_calls_stops_tasks_and_records_them(tmp_path: Path) -> None:
-    foreground, task = "sleep 4712", "sleep 4713"
+    foreground, task = f"sleep {unique_seconds(4712)}", f"sleep {unique_seconds(4713)}"
     with HttpServer(write_setup(tmp_path)) as server:
         async with connect(server.url, BOB) as bob:
             await bob.call_tool("bash", background(task))
@@ -235,7 +235,7 @@ async def test_sigterm_aborts_calls_stops_tasks_and_records_them(tmp_path: Path)
 
 
 async def test_the_end_of_a_session_stops_its_tasks(tmp_path: Path) -> None:
-    marker = "sleep 4714"
+    marker = f"sleep {unique_seconds(4714)}"
     with HttpServer(write_setup(tmp_path)) as server:
         async with connect(server.url, ALICE) as alice:
             await alice.call_tool("bash", background(marker))
@@ -275,7 +275,7 @@ async def modern(url: str, token: str, **headers: str) -> AsyncIterator[Client]:
 
 
 async def test_per_request_era_clients_are_fenced_per_principal(tmp_path: Path) -> None:
-    marker = "sleep 4715"
+    marker = f"sleep {unique_seconds(4715)}"
     with HttpServer(write_setup(tmp_path)) as server:
         forged = {"mcp-session-id": "f" * 32}  # names no session: not the audit's session
         async with modern(server.url, ALICE, **forged) as alice, modern(server.url, BOB) as bob:

@@ -184,16 +184,25 @@ def test_concurrent_reload_gives_zero_wrong_answers(tmp_path: Path) -> None:
                     wrong.append(f"{segment.command}: {got}")
 
     threads = [threading.Thread(target=reader) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for i in range(30):
-        # Rewrite the file each time (other rules change; the checked answers do not).
-        (directory / "policy.csv").write_text(
-            f"p, agent, *, tool{i} *, ask\np, agent, *, ls *, allow\np, agent, *, rm *, deny\n")
-        lay.reload()
-    stop.set()
-    for thread in threads:
-        thread.join()
+    # With the default 5 ms switch interval the two spinning readers kept the GIL
+    # while the reloader waited for its turn after every file write: 30 reloads took
+    # 6 s. Switching more often runs the reloads sooner and interleaves them with
+    # more reads, not fewer.
+    saved = sys.getswitchinterval()
+    sys.setswitchinterval(0.0001)
+    try:
+        for thread in threads:
+            thread.start()
+        for i in range(30):
+            # Rewrite the file each time (other rules change; the checked answers do not).
+            (directory / "policy.csv").write_text(
+                f"p, agent, *, tool{i} *, ask\np, agent, *, ls *, allow\np, agent, *, rm *, deny\n")
+            lay.reload()
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+        sys.setswitchinterval(saved)
     assert wrong == []
     assert checks[0] > 0
 

@@ -6,7 +6,6 @@ seccomp) on, so a listener that "received nothing" is known to be able to receiv
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 from collections.abc import Iterator
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import pids_with_arg, wait_until
+from tests.conftest import pids_with_arg, unique_seconds, wait_until
 from tests.sandbox.conftest import Box
 
 pytestmark = pytest.mark.bwrap
@@ -143,7 +142,7 @@ async def test_no_new_namespaces(box: Box, command: str) -> None:
 
 
 async def test_setsid_nohup_child_does_not_outlive_the_call(box: Box) -> None:
-    marker = f"{os.getpid() % 1000 + 1000}.4321"
+    marker = unique_seconds(1000)
     await box.run(f"setsid nohup sleep {marker} >/dev/null 2>&1 & disown; sleep 0.2; echo started")
     assert wait_until(lambda: not pids_with_arg(marker), 5)
 
@@ -199,6 +198,7 @@ async def test_fork_bomb_is_bounded_by_the_process_limit(box: Box) -> None:
 
 async def test_bash_fork_bomb_ends_with_the_call(box: Box) -> None:
     await box.executor(executor={"limits": {"processes": 48}})
-    result = await box.run(":(){ :|:& };:; sleep 1.2345", timeout_ms=1500)
+    mark = unique_seconds(1)
+    result = await box.run(f":(){{ :|:& }};:; sleep {mark}", timeout_ms=1500)
     assert result.timed_out or result.exit_code is not None
-    assert wait_until(lambda: not pids_with_arg("1.2345"), 5)
+    assert wait_until(lambda: not pids_with_arg(mark), 5)

@@ -142,9 +142,11 @@ async def test_no_sandbox_process_is_left_unreaped_while_the_gate_runs(box: Box)
 
     Each call (and the probe) once left that process as a zombie of the gate: a
     long-lived server ran into its process limit. Checked after every call, with
-    the executor still open, over the ways a call can end.
+    the executor still open, over the ways a call can end. The waits keep the loop
+    running: the gate reaps on it (a blocking wait held the reaping off and failed
+    whenever a sandbox's process ended after its call returned, as under load).
     """
-    from tests.conftest import wait_until, zombie_children
+    from tests.conftest import wait_until_async, zombie_children
 
     before = set(zombie_children())
 
@@ -152,7 +154,7 @@ async def test_no_sandbox_process_is_left_unreaped_while_the_gate_runs(box: Box)
         return set(zombie_children()) - before
 
     ex = await box.executor()
-    assert wait_until(lambda: not new(), timeout_s=2), new()  # the probe's sandbox
+    assert await wait_until_async(lambda: not new(), timeout_s=2), new()  # the probe's sandbox
     ended = [
         await ex.run(ExecRequest(command="echo hi")),
         await ex.run(ExecRequest(command="exit 3")),
@@ -164,11 +166,11 @@ async def test_no_sandbox_process_is_left_unreaped_while_the_gate_runs(box: Box)
         (0, None, False), (3, None, False), (None, "SIGTERM", False),
         (None, "SIGTERM", True), (0, None, False),
     ]  # fmt: skip
-    assert wait_until(lambda: not new(), timeout_s=2), new()
+    assert await wait_until_async(lambda: not new(), timeout_s=2), new()
     task = await ex.start(ExecRequest(command="sleep 30"))
     task.kill()
     await task.done
-    assert wait_until(lambda: not new(), timeout_s=2), new()
+    assert await wait_until_async(lambda: not new(), timeout_s=2), new()
 
 
 async def test_the_last_gate_out_removes_its_lock_file(box: Box) -> None:

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,22 @@ async def main(ws):
 
 asyncio.run(main(sys.argv[1]))
 """
+
+
+@pytest.fixture(autouse=True)
+def _own_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """These gates keep their records and root locks in a temp directory of their own.
+
+    The records directory is shared by every gate on the machine, and each one sweeps
+    it when it opens and closes. A sweeper holding a dead gate's lock for a moment makes
+    that gate look alive to ours, which then leaves its placeholders on record for a
+    later sweep: right for the product, but these tests check what one close removes,
+    so no gate of another xdist worker or another checkout's run may sweep beside them.
+    """
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    monkeypatch.setenv("TMPDIR", str(tmp))  # the gates in child processes
 
 
 class Gate:
