@@ -276,7 +276,7 @@ def _npm_call(argv: Argv, parsed: Parsed, out: Reading) -> None:
 #: ``npm exec``/``npm x``/``npx``: the first operand (or what follows ``--``)
 #: is a program npm runs (from the project's bins, a package, or PATH).
 _NPM_EXEC = Entry(("npx",), Dialect("nopt-prefix", permute=False, any_dashes=True),
-                  (*_NPM_OPTIONS, val("-p --package", finding=_NPM_PACKAGE)), runs=Runs(),
+                  (*_NPM_OPTIONS, val("-p --package", finding=_NPM_PACKAGE)), runs=Runs(via=True),
                   hooks=(_npm_call,),
                   through_double_dash=True, reports=True)
 _NPM_CONFIG_READS = frozenset({"get", "list", "ls"})
@@ -417,6 +417,7 @@ ENTRIES: tuple[Entry, ...] = (
             *(val(name, finding="changes which conftest.py files load")
               for name in ("--rootdir", "--confcutdir")),
             flag("--pyargs", finding="imports packages by name"),
+            val("--pastebin", finding="uploads test output to a pastebin service (an upload)"),
             *aliases("-k, -m, -r, --tb, --deselect, --ignore, --ignore-glob, --maxfail, "
                      "--durations, --durations-min, -W --pythonwarnings, --import-mode, "
                      "--capture, --log-level, --log-format, --log-date-format, "

@@ -104,6 +104,10 @@ class Runs:
     default: Argv = ()  # what runs when no command is given (``xargs``: echo)
     #: Operands that are words it always hands on, never a command (none by default).
     label: str = ""
+    #: A runner (``npx``, ``uv run``, ``pnpm exec``): its command is the program it
+    #: names, and an allow naming the program through it (``npx tsc *``) covers
+    #: that program (``Program.via``); a plain wrapper's never does.
+    via: bool = False
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from shellgate.shell.catalog.entry import Entry
 
 FAMILIES = (
     "wrappers", "debuggers", "interpreters", "builtins", "coreutils", "findutils",
-    "vcs", "archivers", "network", "build", "system", "clitools",
+    "vcs", "archivers", "network", "build", "system", "clitools", "runners",
 )  # fmt: skip
 
 

@@ -83,9 +83,11 @@ def _sudo(argv: Argv, parsed: Parsed, out: Reading) -> None:
 
 
 def _command(argv: Argv, parsed: Parsed, out: Reading) -> None:
-    """``command -v NAME`` looks NAME up and runs nothing."""
+    """``command -v NAME`` looks NAME up and runs nothing: no form of it is a command
+    (``command -v rm`` prints a path; an ``rm *`` deny rule has nothing to meet)."""
     if parsed.has("-v", "-V"):
-        drop_program(argv, out, guess=True)
+        drop_program(argv, out)
+        out.guesses.clear()
 
 
 def _flock(argv: Argv, parsed: Parsed, out: Reading) -> None:
