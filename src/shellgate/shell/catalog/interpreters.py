@@ -452,3 +452,7 @@ PATTERNS: tuple[tuple[str, Entry], ...] = (
     (r"lua[\d.]*|luajit", _LUA),
     (r"tclsh[\d.]*|wish[\d.]*", _PROMPTING),
 )
+
+#: The hooks other families build their interpreters' entries with (``languages``).
+code_option = _code
+code_from_stdin = _stdin_code

@@ -106,7 +106,12 @@ def apply(
         _wrapper(argv, entry, parsed, out, head)
     # An entry may name its versions one way for rules (`python3.11` is
     # `python`); otherwise the command keeps its basename, a subcommand its word.
-    canonical.append((entry.canonical_name or basename(name)) if not canonical else name)
+    # A subcommand may be spelled as another one (`docker image ls` is `docker images`),
+    # and a group word may be dropped (`docker container run` is `docker run`).
+    if not canonical:
+        canonical.append(entry.canonical_name or basename(name))
+    elif not entry.canonical_group:
+        canonical.append(entry.canonical_name or name)
     own = entry.canonical_words(argv, parsed) if entry.canonical_words is not None else None
     if own is not None:
         canonical.extend(own)

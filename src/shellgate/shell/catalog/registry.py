@@ -17,6 +17,7 @@ from shellgate.shell.catalog.entry import Entry
 FAMILIES = (
     "wrappers", "debuggers", "interpreters", "builtins", "coreutils", "findutils",
     "vcs", "archivers", "network", "build", "system", "clitools", "runners",
+    "editors", "terminals", "compilers", "languages", "sockets", "textutils", "containers",
 )  # fmt: skip
 
 

@@ -157,6 +157,13 @@ def _dash_c(argv: Argv, parsed: Parsed, out: Reading) -> None:
                 out.payloads.append((label, rest or argv[i + 1]))
 
 
+def _script(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """Without ``-c`` script runs the user's shell, interactive, on a new terminal:
+    the program ``sh``, a segment of its own (``script -q /dev/null`` is a shell)."""
+    if not parsed.has("-c"):
+        add_program(out, f"{argv[0]} shell", ("sh",))
+
+
 def _runuser(argv: Argv, parsed: Parsed, out: Reading) -> None:
     """Without ``-u`` the operands are ``[-] USER [ARGS]`` for the user's shell."""
     if not parsed.has("-u"):
@@ -306,10 +313,14 @@ ENTRIES: tuple[Entry, ...] = (
     wrapper("ionice", (val("-c --class"), val("-n --classdata"), val("-p --pid"),
                        val("-P --pgid"), val("-u --uid"))),
     wrapper("coproc", hooks=(_coproc,)),
-    wrapper("chroot", (val("--userspec"), val("--groups")), skip=1),
-    wrapper("unshare", (val("-S --setuid"), val("-G --setgid"), val("-R --root"), val("-w --wd"),
-                        *values("--setgroups --propagation --map-user --map-group --map-users "
-                                "--map-groups --monotonic --boottime"))),
+    # With no command these run the user's shell (chroot: `$SHELL -i`).
+    Entry(("chroot",), GNU_PREFIX, (val("--userspec"), val("--groups")),
+          runs=Runs(skip=1, default=("sh", "-i"))),
+    Entry(("unshare",), GNU_PREFIX,
+          (val("-S --setuid"), val("-G --setgid"), val("-R --root"), val("-w --wd"),
+           *values("--setgroups --propagation --map-user --map-group --map-users "
+                   "--map-groups --monotonic --boottime")),
+          runs=Runs(default=("sh",))),
     wrapper("nsenter", (val("-t --target"), val("-S --setuid"), val("-G --setgid"),
                         optional("-r --root"), optional("-w --wd"),
                         *letters("muinpUCT", takes=OPTIONAL))),
@@ -363,7 +374,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry(("script",), GNU, (val("-c --command"), val("-E --echo"), val("-m --logging-format"),
                              val("-I --log-in", writes=True), val("-O --log-out", writes=True),
                              val("-B --log-io", writes=True), val("-T --log-timing", writes=True),
-                             optional("-t --timing")), writes="all", hooks=(_dash_c,)),
+                             optional("-t --timing")), writes="all", hooks=(_dash_c, _script)),
     Entry(("sg",), POSIX, hooks=(_sg,), no_canonical=True),
     Entry(("capsh",), POSIX, hooks=(_capsh,), no_canonical=True),
 )  # fmt: skip
