@@ -313,13 +313,29 @@ _PIP_OPTIONS = (
         "--cert", "--client-cert", "--cache-dir", "--use-feature", "--use-deprecated")),
     val("--log --log-file", writes=True),
     val("--python", runs="program"),
+    # `pip config edit --editor CMD` runs CMD through the shell on the config file.
+    val("--editor", runs="shell"),
+    *(val(name, finding="chooses where packages come from (an index or links of its "
+          "choosing)") for name in ("-i --index-url", "--extra-index-url", "-f --find-links")),
 )  # fmt: skip
 _PIP_COMMAND = Entry(("pip-command",), GNU, _PIP_OPTIONS)
+
+
+def _pip_config(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``pip config set|unset|edit``: pip's configuration names its index and editor."""
+    verb = parsed.words[0] if parsed.words else ""
+    if verb not in ("get", "list", "debug", ""):
+        out.finding(f"'pip {argv[0]} {verb[:20]}' changes pip's configuration (its index, "
+                    "its editor)")
+
+
+_PIP_CONFIG = Entry(("pip-config",), GNU, _PIP_OPTIONS, hooks=(_pip_config,))
 _PIP_SUBCOMMANDS = ("install", "download", "uninstall", "freeze", "inspect", "list", "show",
                     "check", "config", "search", "cache", "index", "wheel", "hash",
                     "completion", "debug", "help", "lock")  # fmt: skip
 _PIP = Entry(("pip", "pip3"), GNU_PREFIX, _PIP_OPTIONS, canonical_name="pip",
-             subcommands=dict.fromkeys(_PIP_SUBCOMMANDS, _PIP_COMMAND))
+             subcommands={**dict.fromkeys(_PIP_SUBCOMMANDS, _PIP_COMMAND),
+                          "config": _PIP_CONFIG})
 PATTERNS = ((r"pip\d+(?:\.\d+)*", _PIP),)
 
 ENTRIES: tuple[Entry, ...] = (
@@ -365,6 +381,7 @@ ENTRIES: tuple[Entry, ...] = (
                 "-s --server", "--token", "--as", "--as-group", "--as-uid")),
             flag("--insecure-skip-tls-verify", finding="changes where its credentials go"),
             val("--profile-output", writes=True), val("--profile"),
+            val("--www", finding="serves a directory over HTTP (kubectl proxy: an upload)"),
             *aliases("--context, --cluster, --user, -n --namespace, --certificate-authority, "
                      "--client-certificate, --client-key, --request-timeout, "
                      "--tls-server-name, --cache-dir, -v, -o --output, -l --selector, -L "

@@ -76,7 +76,7 @@ def _mount_source(spec: str, option: str) -> tuple[str, bool]:
     return source, readonly
 
 
-def _container_host(argv: Argv, parsed: Parsed, out: Reading) -> None:
+def container_host(argv: Argv, parsed: Parsed, out: Reading) -> None:
     """What a container run or create reaches on the host (see the module doc)."""
     name = argv[0]
     if parsed.has("--privileged") and not any(
@@ -104,7 +104,7 @@ def _container_host(argv: Argv, parsed: Parsed, out: Reading) -> None:
                 (out.mentions if readonly else out.writes).append(source)
 
 
-_RUN_OPTIONS = (
+RUN_OPTIONS = (
     *(flag(name) for name in (
         "--privileged", "-d --detach", "-i --interactive", "-t --tty", "--rm", "--init",
         "--read-only", "-P --publish-all", "--no-healthcheck", "--oom-kill-disable",
@@ -125,14 +125,14 @@ _RUN_OPTIONS = (
             "--network-alias --cgroup-parent --kernel-memory --cpu-period --cpu-quota "
             "--memory-swappiness --device-read-bps --device-write-bps --platform"),
 )  # fmt: skip
-_RUN = Entry(("run",), PFLAG_PREFIX, _RUN_OPTIONS, hooks=(_container_host,),
+_RUN = Entry(("run",), PFLAG_PREFIX, RUN_OPTIONS, hooks=(container_host,),
              canonical_words=bool_flag_words)
-_CREATE = Entry(("create",), PFLAG_PREFIX, _RUN_OPTIONS, hooks=(_container_host,),
+_CREATE = Entry(("create",), PFLAG_PREFIX, RUN_OPTIONS, hooks=(container_host,),
                 canonical_words=bool_flag_words)
 _EXEC = Entry(("exec",), PFLAG_PREFIX, (
     flag("--privileged"), flag("-d --detach"), flag("-i --interactive"), flag("-t --tty"),
     *values("-e --env --env-file -u --user -w --workdir --detach-keys")),
-    hooks=(_container_host,), canonical_words=bool_flag_words)  # fmt: skip
+    hooks=(container_host,), canonical_words=bool_flag_words)  # fmt: skip
 
 
 def _build(argv: Argv, parsed: Parsed, out: Reading) -> None:

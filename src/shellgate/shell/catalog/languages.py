@@ -14,9 +14,12 @@ own; ``bpftrace --unsafe`` allows its ``system()``.
 
 from __future__ import annotations
 
-from shellgate.shell.argv.engine import GNU, POSIX, Dialect
-from shellgate.shell.catalog.entry import Entry, Hook, flag, val, values
+import re
+
+from shellgate.shell.argv.engine import GNU, POSIX, Dialect, Parsed
+from shellgate.shell.catalog.entry import Argv, Entry, Hook, Reading, flag, val, values
 from shellgate.shell.catalog.interpreters import code_from_stdin, code_option
+from shellgate.shell.catalog.read import add_program
 
 _LOADS = "loads code from a file first"
 
@@ -38,7 +41,39 @@ def _interpreter(
     return Entry(names, dialect, options, hooks=hooks)
 
 
+#: java's options: one-dash words (``-cp``, ``-jar``), never bundled; they stop at
+#: the main class.
+_JAVA = Dialect("java", permute=False, bundles=False, abbreviations=False, single_dash_long=True)
+_AGENT = re.compile(r"-(?:agentlib|agentpath|javaagent):")
+
+
+def _java(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``java [options] CLASS ARGS`` runs CLASS from the class path, as ``python -m``
+    runs a module: a program of its own (``CLASS ARGS``), which an allow naming it
+    through java covers (``java Main *``) and ``java *`` does not. ``-jar F`` and a
+    ``.java`` source file are script operands, judged by name; an agent loads code."""
+    for word in argv[1 : parsed.end]:
+        if _AGENT.match(word):
+            out.finding(f"'{argv[0]} {word.split(':', 1)[0]}' loads an agent (code) into the JVM")
+    modules = parsed.values("-m")
+    if modules:
+        at = next(h.at for h in parsed.hits if h.name == "-m") + 1
+        add_program(out, f"{argv[0]} module", (modules[-1].split("/")[-1], *argv[parsed.end :]),
+                    via=argv, via_at=at if at < len(argv) and argv[at] == modules[-1] else 0)
+        return
+    if parsed.has("-jar") or not parsed.operands:
+        return
+    at, word = parsed.operands[0]
+    if not word.endswith(".java"):
+        add_program(out, f"{argv[0]} main class", argv[at:], via=argv, via_at=at)
+
+
 ENTRIES: tuple[Entry, ...] = (
+    Entry(("java",), _JAVA, (
+        val("-jar", last=True), val("-m --module", last=True),
+        *values("-cp -classpath --class-path -p --module-path --add-modules --source "
+                "--upgrade-module-path --add-opens --add-exports --enable-native-access"),
+    ), hooks=(_java,), no_canonical=True),
     _interpreter(("julia",), "julia", "-e --eval -E --print", other="-t --threads -p --procs "
                  "--project -J --sysimage -O --optimize --startup-file --history-file "
                  "--color --depwarn --check-bounds", loads="-L --load", dialect=GNU),

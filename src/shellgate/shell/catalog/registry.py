@@ -18,6 +18,7 @@ FAMILIES = (
     "wrappers", "debuggers", "interpreters", "builtins", "coreutils", "findutils",
     "vcs", "archivers", "network", "build", "system", "clitools", "runners",
     "editors", "terminals", "compilers", "languages", "sockets", "textutils", "containers",
+    "buildsystems", "devtools", "launchers", "systemtools",
 )  # fmt: skip
 
 

@@ -164,6 +164,11 @@ def _script(argv: Argv, parsed: Parsed, out: Reading) -> None:
         add_program(out, f"{argv[0]} shell", ("sh",))
 
 
+def _systemd_shell(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    if parsed.has("-S") and not argv[parsed.end :]:
+        add_program(out, f"{argv[0]} shell", ("sh",))
+
+
 def _runuser(argv: Argv, parsed: Parsed, out: Reading) -> None:
     """Without ``-u`` the operands are ``[-] USER [ARGS]`` for the user's shell."""
     if not parsed.has("-u"):
@@ -329,7 +334,8 @@ ENTRIES: tuple[Entry, ...] = (
     wrapper("pkexec", values("--user")),
     wrapper("proxychains proxychains4", letters("f")),
     wrapper("torsocks", letters("uapP")),
-    wrapper("systemd-run", _SYSTEMD_RUN),
+    # -S/--shell: an interactive shell in a transient unit (no command: sh).
+    wrapper("systemd-run", (*_SYSTEMD_RUN, flag("-S --shell")), hooks=(_systemd_shell,)),
     wrapper("flock", (val("-E --conflict-exit-code"), val("-w --timeout --wait"),
                       val("-c --command", runs="shell")), skip=1, hooks=(_flock,)),
     wrapper("watch", (val("-n --interval"), val("-q --equexit"), flag("-x --exec"),
