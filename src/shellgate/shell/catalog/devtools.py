@@ -174,6 +174,10 @@ ENTRIES: tuple[Entry, ...] = (
           subcommands={verb: Entry((verb,), GNU, finding="opens this machine to remote "
                                    "access (a tunnel or a web server)")
                        for verb in ("tunnel", "serve-web")}),
+    Entry(("tsc",), GNU, (*(val(name, writes=True) for name in (
+        "--outFile --out", "--outDir", "--declarationDir", "--tsBuildInfoFile",
+        "--generateTrace")), *values("-p --project --target -t --module -m --lib --jsx")),
+        reports=True, no_canonical=True),
     Entry(("crontab",), GNU, (flag("-l"), flag("-r"), flag("-e"), flag("-i"), val("-u")),
           hooks=(_crontab,)),
 )
