@@ -166,6 +166,14 @@ def test_an_awk_comparison_writes_nothing_and_a_redirection_does(tmp_path: Path)
     assert (tmp_path / "out").exists()
 
 
+def test_sqlite_safe_mode_refuses_the_shell(tmp_path: Path) -> None:
+    """What makes ``sqlite3 -safe DB < FILE`` allowable: safe mode refuses ``.shell``."""
+    if shutil.which("sqlite3") is None:
+        pytest.skip("sqlite3 is not on this machine")
+    assert not bash_runs("echo '.shell touch MARKER' | sqlite3 -safe x.db", tmp_path)
+    assert bash_runs("echo '.shell touch MARKER' | sqlite3 x.db", tmp_path)
+
+
 def test_command_v_runs_nothing(tmp_path: Path) -> None:
     """``command -v NAME`` prints where NAME is: it runs nothing (so ``rm *`` has
     nothing to deny), while ``command NAME`` runs it."""

@@ -33,6 +33,7 @@ p, agent, *, fd *, allow
 p, agent, *, wc *, allow
 p, agent, *, command *, allow
 p, agent, *, awk *, allow
+p, agent, *, sqlite3 *, allow
 p, agent, *, docker *, allow
 p, agent, *, terraform *, allow
 p, agent, *, rm *, deny
@@ -79,6 +80,10 @@ LOOSENINGS = [
     ("awk '{print (a > b)}' f", "awk '{print a > b}' f"),
     ("awk '{print \"e\" > \"/dev/stderr\"}' f", "awk '{print \"e\" > \"/dev/stderrx\"}' f"),
     ("docker run --privileged=false alpine", "docker run --privileged=true alpine"),
+    # sqlite3 takes its options with two dashes too; -safe refuses .shell, .output…
+    ("sqlite3 --readonly app.db 'select 1'", "sqlite3 --cmd '.shell id' app.db"),
+    ("sqlite3 -safe -readonly app.db < q.sql", "sqlite3 -readonly app.db < q.sql"),
+    ("sqlite3 --safe app.db < q.sql", "sqlite3 --saf app.db < q.sql"),
 ]  # fmt: skip
 
 
