@@ -47,8 +47,9 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def _decide(ws: Path, command: str) -> str:
-    policy = write_set(ws.parent, "p, agent, *, git *, allow\np, agent, *, cd *, allow\n",
-                       name="policy")  # fmt: skip
+    rows = "".join(f"p, agent, *, {program} *, allow\n"
+                   for program in ("git", "cd", "go", "gh", "pre-commit"))
+    policy = write_set(ws.parent, rows, name="policy")
     decider = Decider(load_config(None, policy={"paths": [str(policy)], "default": "ask"},
                                   executor={"workspace": str(ws)}, audit={"path": None}))
     call = CallInfo(tool="bash", command=command, subject="agent", tenant="default",
@@ -65,6 +66,11 @@ FOREIGN = [
     "git --git-dir=vendor/pkg.git log",
     "cd vendor/lib/src && git log",
     "git -C vendor/lib status",
+    # programs that run git in their directory declare it too
+    "cd vendor/pkg.git && go build ./...",
+    "cd vendor/lib/src && go install .",
+    "cd vendor/lib && gh pr list",
+    "cd vendor/pkg.git/objects && pre-commit run",
 ]
 
 
@@ -75,7 +81,11 @@ def test_git_in_a_nested_repository_asks(workspace: Path, command: str) -> None:
 
 
 @needs_git
-@pytest.mark.parametrize("command", ["git status", "cd vendor && git status", "git -C . log"])
+@pytest.mark.parametrize(
+    "command",
+    ["git status", "cd vendor && git status", "git -C . log", "go build ./...", "gh pr list",
+     "pre-commit run -a"],
+)
 def test_git_in_the_workspace_repository_stays_allowed(workspace: Path, command: str) -> None:
     assert _decide(workspace, command) == "allow"
 

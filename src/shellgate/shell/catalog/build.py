@@ -34,7 +34,7 @@ from shellgate.shell.catalog.entry import (
     values,
 )
 from shellgate.shell.catalog.environment import is_sensitive_name
-from shellgate.shell.catalog.read import add_program, split_words
+from shellgate.shell.catalog.read import add_program, in_repository, split_words
 
 #: The go command reads flags up to the packages, but ``go test`` reads test
 #: flags after them too (``go test ./... -run X``): read them everywhere.
@@ -187,8 +187,13 @@ _GO_FLAGS = (
 )  # fmt: skip
 _GO_COMMAND = Entry(("go-command",), GO_ANYWHERE, _GO_FLAGS, hooks=(_go_ldflags, _go_paths),
                     through_double_dash=True, reports=True)
-_GO_SUBCOMMANDS = ("build", "test", "vet", "run", "install", "list", "get", "clean", "generate",
+_GO_SUBCOMMANDS = ("test", "vet", "run", "list", "get", "clean", "generate",
                    "mod", "work", "tool", "env", "fmt", "doc", "fix", "version", "bug")
+#: go build and go install stamp the binary with version-control information by
+#: running git in the module's repository (-buildvcs): that repository is read.
+_GO_BUILD = Entry(("go-build",), GO_ANYWHERE, _GO_FLAGS,
+                  hooks=(_go_ldflags, _go_paths, in_repository),
+                  through_double_dash=True, reports=True)
 
 
 # -- python tools -----------------------------------------------------------------
@@ -370,7 +375,9 @@ ENTRIES: tuple[Entry, ...] = (
             flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
         ),
         through_double_dash=True, reports=True),
-    Entry(("go",), POSIX, subcommands=dict.fromkeys(_GO_SUBCOMMANDS, _GO_COMMAND), reports=True),
+    Entry(("go",), POSIX, subcommands={**dict.fromkeys(_GO_SUBCOMMANDS, _GO_COMMAND),
+                                       "build": _GO_BUILD, "install": _GO_BUILD},
+          reports=True),
     Entry(
         ("kubectl",),
         CLAP,

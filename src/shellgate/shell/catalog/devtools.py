@@ -21,6 +21,7 @@ import re
 
 from shellgate.shell.argv.engine import CLAP, GNU, POSIX, Dialect, Parsed
 from shellgate.shell.catalog.entry import Argv, Entry, Reading, Runs, flag, optional, val, values
+from shellgate.shell.catalog.read import in_repository
 from shellgate.shell.catalog.runners import CLAP_PREFIX
 
 # -- mercurial ------------------------------------------------------------------------
@@ -174,6 +175,8 @@ ENTRIES: tuple[Entry, ...] = (
           subcommands={verb: Entry((verb,), GNU, finding="opens this machine to remote "
                                    "access (a tunnel or a web server)")
                        for verb in ("tunnel", "serve-web")}),
+    # pre-commit runs git (and the hooks its configuration names) in its repository.
+    Entry(("pre-commit",), GNU, values("-c --config --color"), hooks=(in_repository,)),
     Entry(("tsc",), GNU, (*(val(name, writes=True) for name in (
         "--outFile --out", "--outDir", "--declarationDir", "--tsBuildInfoFile",
         "--generateTrace")), *values("-p --project --target -t --module -m --lib --jsx")),

@@ -170,6 +170,15 @@ def _option(name: str, hit: Hit, out: Reading, *, reports: bool, roles_only: boo
         add_program(out, f"{name} {opt.canonical} payload", program)
 
 
+def in_repository(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """A hook for commands that run git in their directory (go's VCS stamping,
+    ``gh``, ``pre-commit``): the repository found there is read as git's own is
+    (``Reading.repository``), from the last ``chdir`` option's directory if any."""
+    del argv
+    moved = [h.value for h in parsed.hits if h.opt is not None and h.opt.chdir and h.value]
+    out.repository = moved[-1] if moved else "."
+
+
 def add_program(
     out: Reading,
     label: str,
