@@ -235,8 +235,6 @@ def test_a_program_not_known_until_it_runs_is_a_finding(command: str) -> None:
         ("gdb -x cmds.gdb ./a.out", "runs the gdb commands of a file"),
         ("gdb --command=cmds.gdb", "runs the gdb commands of a file"),
         ("gdb -batch -ex 'python import os'", "runs inline code"),
-        ("fd -x ls", "runs a command per file"),
-        ("fd -- -x", "runs a command per file"),
         ("su -s /bin/zsh root", "runs another program as the shell"),
         ("env -i ls", "empty environment"),
     ],

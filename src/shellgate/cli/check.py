@@ -212,6 +212,10 @@ def check_command(
     if engine is not None:
         warn_rows(i.source for i in engine.indexes)
     _note_no_rules(decider, call.subject, call.tenant)
+    from shellgate.policy.unmodelled import check_notes
+
+    for note in check_notes(verdict):
+        typer.echo(f"note: {note}", err=True)
     if as_json:
         typer.echo(_json_line(verdict_json(verdict)))
     else:

@@ -12,7 +12,10 @@ Findings, each naming ``<file>:<line>``:
 * patterns that **can never match** as written, or match far more than they seem to
   (two spaces in a row, a ``*`` glued to a word, an allow for every command);
 * a **Claude Code rule** pasted as a pattern (``Bash(git diff:*)``, ``git diff:*``):
-  the finding names the shellgate pattern that means the same (``git diff *``).
+  the finding names the shellgate pattern that means the same (``git diff *``);
+* an allow of a program that can run, load or write through its options and
+  that the command catalog has no entry for (the capability table,
+  :mod:`shellgate.policy.unmodelled`): what it runs is not checked.
 
 Subsumption is decided only where it is certain (exact and glob patterns, and a
 regex over an exact pattern); anything else is not reported, so a finding is
@@ -28,6 +31,7 @@ from shellgate.models import STRICTNESS
 from shellgate.policy.index import PolicyIndex
 from shellgate.policy.loader import PolicySource, Problem, Rule, claude_pattern, read_policy_set
 from shellgate.policy.patterns import Pattern
+from shellgate.policy.unmodelled import lint_message
 
 
 def covers(wide: Pattern, narrow: Pattern) -> bool:
@@ -83,6 +87,9 @@ def _pattern_findings(rule: Rule) -> list[str]:
                 break
         if rule.effect == "allow" and rule.pattern.kind == "glob" and text.split(" ")[0] == "*":
             out.append(f"allow rule {text!r} starts with '*': it allows commands of any name")
+    unchecked = lint_message(rule)
+    if unchecked is not None:
+        out.append(unchecked)
     return out
 
 

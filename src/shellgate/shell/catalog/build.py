@@ -34,7 +34,7 @@ from shellgate.shell.catalog.entry import (
     values,
 )
 from shellgate.shell.catalog.environment import is_sensitive_name
-from shellgate.shell.catalog.read import add_program, split_words
+from shellgate.shell.catalog.read import add_program, in_repository, split_words
 
 #: The go command reads flags up to the packages, but ``go test`` reads test
 #: flags after them too (``go test ./... -run X``): read them everywhere.
@@ -187,8 +187,13 @@ _GO_FLAGS = (
 )  # fmt: skip
 _GO_COMMAND = Entry(("go-command",), GO_ANYWHERE, _GO_FLAGS, hooks=(_go_ldflags, _go_paths),
                     through_double_dash=True, reports=True)
-_GO_SUBCOMMANDS = ("build", "test", "vet", "run", "install", "list", "get", "clean", "generate",
+_GO_SUBCOMMANDS = ("test", "vet", "run", "list", "get", "clean", "generate",
                    "mod", "work", "tool", "env", "fmt", "doc", "fix", "version", "bug")
+#: go build and go install stamp the binary with version-control information by
+#: running git in the module's repository (-buildvcs): that repository is read.
+_GO_BUILD = Entry(("go-build",), GO_ANYWHERE, _GO_FLAGS,
+                  hooks=(_go_ldflags, _go_paths, in_repository),
+                  through_double_dash=True, reports=True)
 
 
 # -- python tools -----------------------------------------------------------------
@@ -276,7 +281,7 @@ def _npm_call(argv: Argv, parsed: Parsed, out: Reading) -> None:
 #: ``npm exec``/``npm x``/``npx``: the first operand (or what follows ``--``)
 #: is a program npm runs (from the project's bins, a package, or PATH).
 _NPM_EXEC = Entry(("npx",), Dialect("nopt-prefix", permute=False, any_dashes=True),
-                  (*_NPM_OPTIONS, val("-p --package", finding=_NPM_PACKAGE)), runs=Runs(),
+                  (*_NPM_OPTIONS, val("-p --package", finding=_NPM_PACKAGE)), runs=Runs(via=True),
                   hooks=(_npm_call,),
                   through_double_dash=True, reports=True)
 _NPM_CONFIG_READS = frozenset({"get", "list", "ls"})
@@ -313,13 +318,29 @@ _PIP_OPTIONS = (
         "--cert", "--client-cert", "--cache-dir", "--use-feature", "--use-deprecated")),
     val("--log --log-file", writes=True),
     val("--python", runs="program"),
+    # `pip config edit --editor CMD` runs CMD through the shell on the config file.
+    val("--editor", runs="shell"),
+    *(val(name, finding="chooses where packages come from (an index or links of its "
+          "choosing)") for name in ("-i --index-url", "--extra-index-url", "-f --find-links")),
 )  # fmt: skip
 _PIP_COMMAND = Entry(("pip-command",), GNU, _PIP_OPTIONS)
+
+
+def _pip_config(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``pip config set|unset|edit``: pip's configuration names its index and editor."""
+    verb = parsed.words[0] if parsed.words else ""
+    if verb not in ("get", "list", "debug", ""):
+        out.finding(f"'pip {argv[0]} {verb[:20]}' changes pip's configuration (its index, "
+                    "its editor)")
+
+
+_PIP_CONFIG = Entry(("pip-config",), GNU, _PIP_OPTIONS, hooks=(_pip_config,))
 _PIP_SUBCOMMANDS = ("install", "download", "uninstall", "freeze", "inspect", "list", "show",
                     "check", "config", "search", "cache", "index", "wheel", "hash",
                     "completion", "debug", "help", "lock")  # fmt: skip
 _PIP = Entry(("pip", "pip3"), GNU_PREFIX, _PIP_OPTIONS, canonical_name="pip",
-             subcommands=dict.fromkeys(_PIP_SUBCOMMANDS, _PIP_COMMAND))
+             subcommands={**dict.fromkeys(_PIP_SUBCOMMANDS, _PIP_COMMAND),
+                          "config": _PIP_CONFIG})
 PATTERNS = ((r"pip\d+(?:\.\d+)*", _PIP),)
 
 ENTRIES: tuple[Entry, ...] = (
@@ -354,7 +375,9 @@ ENTRIES: tuple[Entry, ...] = (
             flag("-q --quiet", inert=True), flag("-v --verbose", inert=True),
         ),
         through_double_dash=True, reports=True),
-    Entry(("go",), POSIX, subcommands=dict.fromkeys(_GO_SUBCOMMANDS, _GO_COMMAND), reports=True),
+    Entry(("go",), POSIX, subcommands={**dict.fromkeys(_GO_SUBCOMMANDS, _GO_COMMAND),
+                                       "build": _GO_BUILD, "install": _GO_BUILD},
+          reports=True),
     Entry(
         ("kubectl",),
         CLAP,
@@ -365,6 +388,7 @@ ENTRIES: tuple[Entry, ...] = (
                 "-s --server", "--token", "--as", "--as-group", "--as-uid")),
             flag("--insecure-skip-tls-verify", finding="changes where its credentials go"),
             val("--profile-output", writes=True), val("--profile"),
+            val("--www", finding="serves a directory over HTTP (kubectl proxy: an upload)"),
             *aliases("--context, --cluster, --user, -n --namespace, --certificate-authority, "
                      "--client-certificate, --client-key, --request-timeout, "
                      "--tls-server-name, --cache-dir, -v, -o --output, -l --selector, -L "
@@ -417,6 +441,7 @@ ENTRIES: tuple[Entry, ...] = (
             *(val(name, finding="changes which conftest.py files load")
               for name in ("--rootdir", "--confcutdir")),
             flag("--pyargs", finding="imports packages by name"),
+            val("--pastebin", finding="uploads test output to a pastebin service (an upload)"),
             *aliases("-k, -m, -r, --tb, --deselect, --ignore, --ignore-glob, --maxfail, "
                      "--durations, --durations-min, -W --pythonwarnings, --import-mode, "
                      "--capture, --log-level, --log-format, --log-date-format, "

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from shellgate.shell.argv.engine import GNU, GNU_PREFIX, Parsed
 from shellgate.shell.catalog.entry import Argv, Entry, Reading, aliases, val, values
+from shellgate.shell.catalog.read import in_repository
 
 #: GNU parallel's argument separators: what follows is input, not the command.
 _SEPARATORS = frozenset({":::", "::::", ":::+", "::::+"})
@@ -85,5 +86,7 @@ ENTRIES: tuple[Entry, ...] = (
         finding=_PARALLEL,
         hooks=(_parallel,),
     ),
-    Entry(("gh",), GNU, aliases("-R --repo, --hostname, -H --header"), hooks=(_gh,)),
+    # gh runs git in its directory to find the repository it acts on.
+    Entry(("gh",), GNU, aliases("-R --repo, --hostname, -H --header"),
+          hooks=(_gh, in_repository)),
 )

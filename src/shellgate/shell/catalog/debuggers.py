@@ -143,9 +143,8 @@ def _gdb_command(command: str, program: str | None, out: Reading) -> None:
         _gdb_pipe(text[1:], out)
         return
     head, rest = _head(text)
-    if head == "set":
-        head, rest = _head(rest)
-        head = "run" if head == "args" else ""
+    if head == "set" and _head(rest)[0] == "args":
+        head, rest = "run", _head(rest)[1]
     if len(head) >= 3 and "shell".startswith(head):
         out.payloads.append((label, rest))
     elif len(head) >= 3 and "pipe".startswith(head):
@@ -156,6 +155,33 @@ def _gdb_command(command: str, program: str | None, out: Reading) -> None:
             out.payloads.append((label, line))
     elif head in _GDB_PYTHON and rest:
         out.finding(f"'gdb {head}' runs inline code (Python in gdb)")
+    else:
+        _gdb_files(head, rest, out)
+
+
+#: gdb commands whose file operand is written: ``dump``/``append`` (after their
+#: kind words), ``gcore``, ``generate-core-file``, ``save …``.
+_GDB_DUMP_WORDS = frozenset({"binary", "ihex", "srec", "tekhex", "verilog", "value", "memory"})
+
+
+def _gdb_files(head: str, rest: str, out: Reading) -> None:
+    """Files gdb commands write (``dump value F EXPR``, ``set logging file F``) and
+    code they load (``source F``, ``guile``, ``compile``)."""
+    words = rest.split()
+    if head in ("dump", "append"):
+        while words and words[0] in _GDB_DUMP_WORDS:
+            words = words[1:]
+        out.writes.extend(words[:1])
+    elif head in ("gcore", "generate-core-file") and words:
+        out.writes.append(words[0])
+    elif head == "save" and len(words) > 1:
+        out.writes.append(words[1])
+    elif head == "set" and words[:2] == ["logging", "file"] and len(words) > 2:
+        out.writes.append(words[2])
+    elif head in ("source", "so"):
+        out.finding(f"'gdb {head}' {_LOADS_GDB_COMMANDS}")
+    elif head in ("guile", "gu", "compile", "expression") and words:
+        out.finding(f"'gdb {head}' runs inline code (compiled or Guile, in gdb)")
 
 
 def _gdb_pipe(text: str, out: Reading) -> None:

@@ -110,6 +110,10 @@ class Runs:
     default: Argv = ()  # what runs when no command is given (``xargs``: echo)
     #: Operands that are words it always hands on, never a command (none by default).
     label: str = ""
+    #: A runner (``npx``, ``uv run``, ``pnpm exec``): its command is the program it
+    #: names, and an allow naming the program through it (``npx tsc *``) covers
+    #: that program (``Program.via``); a plain wrapper's never does.
+    via: bool = False
 
 
 @dataclass(frozen=True)
@@ -138,8 +142,12 @@ class Entry:
     subcommands: Mapping[str, Entry] = field(default_factory=dict)
     hooks: tuple[Hook, ...] = ()
     #: The name rules see for every name and version of it (``python`` for
-    #: ``python3.11``); empty: the name as written (``bash`` is not ``sh``).
+    #: ``python3.11``), or for a subcommand every spelling of it (``images`` for
+    #: ``docker image ls``); empty: the name as written (``bash`` is not ``sh``).
     canonical_name: str = ""
+    #: A subcommand group whose word rules never see: its subcommands are spelled as
+    #: their command's own (``docker container run`` is ``docker run``).
+    canonical_group: bool = False
     #: Running it at all is a finding (``eval``): the text says why.
     finding: str = ""
     #: Option checks read past ``--`` (it may be the argument of the option before it).

@@ -160,11 +160,12 @@ def fd_exec_command(form: Argv) -> tuple[str, Argv] | None:
 
 
 def _fd(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``fd -x CMD``/``-X CMD``: CMD is a program of its own, as ``find -exec``'s is
+    (no finding: ``fd -X wc -l`` is ``find … -exec wc -l {} +``)."""
     del parsed
     found = fd_exec_command(argv)
     if found is not None:
         option, command = found
-        out.finding(f"'{argv[0]} {option}' runs a command per file")
         add_program(out, f"{argv[0]} {option} payload", command)
 
 

@@ -52,7 +52,10 @@ _RUBY_SPAWN = (
     r"\bsystem\b|\bexec\b|\bspawn\b|%x|`|\bIO\s*\.\s*popen|\bOpen3\b|\bProcess\s*\.\s*spawn"
     r"|\bfork\b|\bPTY\b|\bKernel\s*\.\s*(?:open|system|exec)|\bopen\s*\(\s*['\"]\|"
 )
-_RUBY_NET = r"\bSocket\b|\bTCPSocket\b|\bNet::|\bopen-uri\b|\bURI\s*\.\s*open|\bUDPSocket\b"
+_RUBY_NET = (
+    r"\bSocket\b|\bTCPSocket\b|\bNet::|\bopen-uri\b|\bURI\s*\.\s*open|\bUDPSocket\b"
+    r"|\bhttpd\b|\bWEBrick\b|require\s*\(?\s*['\"](?:socket|net/\w+|open-uri|webrick|un)['\"]"
+)
 _RUBY_NATIVE = r"\bFiddle\b|\bDL\b|\bFFI\b"
 _RUBY_DYNAMIC = r"\beval\b|\bsend\s*\(|\bconst_get\b"
 _JS_SPAWN = (
@@ -81,6 +84,47 @@ _R_NATIVE = r"\bdyn\.load|\bRcpp\b|\.Call\s*\(|\.C\s*\("
 _TCL_SPAWN = r"\bexec\b|\bopen\s+\"?\||\bspawn\b|\bsystem\b"
 _TCL_NET = r"\bsocket\b|\bhttp::"
 _TCL_NATIVE = r"\bload\b"
+_JULIA_SPAWN = r"\brun\s*\(|`|\bpipeline\s*\(|\bspawn\b|\bprocess_exited\b|\bBase\.Cmd\b"
+_JULIA_NET = r"\bdownload\s*\(|\bSockets\b|\bconnect\s*\(|\blisten\s*\(|\bDownloads\b|\bHTTP\b"
+_JULIA_NATIVE = r"\bccall\b|\bLibdl\b|\bdlopen\b|@ccall"
+_HASKELL_SPAWN = (
+    r"\bSystem\.Process\b|\bcallCommand\b|\bcallProcess\b|\breadProcess\w*|\bspawn\w+"
+    r"|\brawSystem\b|\bsystem\b|\bexecuteFile\b|\bSystem\.Posix\b|\bcreateProcess\b"
+)
+_HASKELL_NET = r"\bNetwork\b|\bsocket\b|\bconnectTo\b"
+_HASKELL_NATIVE = r"\bforeign\s+import\b|\bunsafePerformIO\b|\bSystem\.Posix\.DynamicLinker"
+#: Lisps and Schemes (guile, clisp, sbcl, racket, chicken…): processes, sockets, FFI.
+_LISP_SPAWN = (
+    r"\bsystem\*?\b|\brun-(?:shell-command|program)\b|\bopen-(?:input-|output-)?pipe\b"
+    r"|\bprimitive-fork\b|\bexecl?p?e?\b|\bprocess\*?\b|\bshell\b|\bsubprocess\b"
+    r"|\bext:|\bsb-ext:|\buiop:|\bspawn\b"
+)
+_LISP_NET = r"\bsocket\b|\bconnect\b|\btcp-|\bhttp-|\burl\b|\bsb-bsd-sockets\b"
+_LISP_NATIVE = r"\bload-extension\b|\bdynamic-link\b|\bload-foreign\b|\bffi\b|\bcffi\b"
+_LISP_DYNAMIC = r"\beval\b|\bload\b|\bprimitive-load\b|\bread-from-string\b|\bcompile\b"
+#: gnuplot: system(), backquotes, ``!cmd``, piped ``load``/``plot`` and ``set output``.
+_GNUPLOT_SPAWN = r"\bsystem\s*[(\"']|`|(?m:^\s*!)|(?:^|;)\s*!|['\"]\s*<|\bshell\b|['\"]\s*\|"
+_GNUPLOT_WRITES = r"\bset\s+(?:output|print|table|logfile)\b|\bsave\b"
+#: m4 and dc: macros and commands that run the shell.
+_M4_SPAWN = r"\b(?:e?syscmd|esyscmd)\b|\bmaketemp\b|\bmkstemp\b"
+_DC_SPAWN = r"!"
+#: S-Lang (slsh), Octave/MATLAB, Erlang, Elixir, Groovy, Rhino/Nashorn (jrunscript, jjs).
+_SLANG_SPAWN = r"\bsystem\s*\(|\bpopen\s*\(|\bexecv\w*\b|\bfork\b"
+_OCTAVE_SPAWN = r"\bsystem\s*\(|\bunix\s*\(|\bdos\s*\(|\bshell_cmd\b|\bpopen2?\s*\(|!|\bexec\s*\("
+_OCTAVE_NET = r"\burlread\b|\burlwrite\b|\bwebread\b|\bwebsave\b|\bweboptions\b"
+_ERLANG_SPAWN = r"\bos\s*:\s*cmd\b|\bopen_port\b|\bSystem\.cmd\b|\bPort\.open\b|:os\.cmd"
+_ERLANG_NET = r"\bgen_tcp\b|\bgen_udp\b|\bhttpc\b|\bssl:|:gen_tcp|:httpc"
+_JVM_SPAWN = (
+    r"\bexec\s*\(|\bRuntime\b|\bProcessBuilder\b|\.execute\s*\(|\bjava\.lang\.Process"
+    r"|\bProcess\.Start\b|\bSystem\.Diagnostics\b"
+)
+_JVM_NET = r"\bjava\.net\b|\bURL\s*\(|\bSocket\b|\bcp\s*\(\s*['\"]\w+://|\bHttp\w*Client"
+_JVM_NATIVE = r"\bSystem\s*\.\s*load|\bJNI\b|\bLibrary\b"
+#: TeX: \write18 (shell escape), piped \input, \openout writes, Lua in LuaTeX.
+_TEX_SPAWN = r"\\write18|\\input\s*\||\\directlua|\\luaexec|\\ShellEscape|\\immediate\\write18"
+_TEX_WRITES = r"\\openout|\\newwrite"
+#: bpftrace: system() (with --unsafe) runs commands.
+_BPF_SPAWN = r"\bsystem\s*\("
 # SQL shells (sqlite3, psql, mysql, duckdb): their dot- and backslash-commands and a
 # few functions run programs, write files or load extensions.
 _SQL_SPAWN = (
@@ -129,6 +173,24 @@ LANGUAGES: dict[str, Language] = {
         _language("lua", _LUA_SPAWN, _LUA_NET, _LUA_NATIVE, r"\bload(?:string)?\s*\(|\bdofile\b"),
         _language("r", _R_SPAWN, _R_NET, _R_NATIVE, r"\beval\s*\(\s*parse|\bdo\.call\b"),
         _language("tcl", _TCL_SPAWN, _TCL_NET, _TCL_NATIVE, r"\beval\b|\buplevel\b"),
+        _language("julia", _JULIA_SPAWN, _JULIA_NET, _JULIA_NATIVE,
+                  r"\beval\s*\(|\bMeta\.parse\b|\binclude\s*\(|\b@eval\b"),
+        _language("haskell", _HASKELL_SPAWN, _HASKELL_NET, _HASKELL_NATIVE),
+        _language("lisp", _LISP_SPAWN, _LISP_NET, _LISP_NATIVE, _LISP_DYNAMIC),
+        _language("gnuplot", _GNUPLOT_SPAWN, r"\burl\b", r"\bimport\b",
+                  r"\bload\b|\beval\b|@", _GNUPLOT_WRITES),
+        _language("m4", _M4_SPAWN, r"(?!)", r"(?!)", r"\binclude\b|\bsinclude\b|\bindir\b"),
+        _language("dc", _DC_SPAWN, r"(?!)", r"(?!)"),
+        _language("slang", _SLANG_SPAWN, r"\bsocket\b|\bconnect\b", r"\bimport\s*\(",
+                  r"\beval\s*\(|\bevalfile\b"),
+        _language("octave", _OCTAVE_SPAWN, _OCTAVE_NET, r"\bmex\b|\bloadlibrary\b",
+                  r"\beval\s*\(|\bfeval\b|\bevalin\b|\brun\s*\("),
+        _language("erlang", _ERLANG_SPAWN, _ERLANG_NET, r"\berlang:load_nif|\bload_nif\b",
+                  r"\bCode\.eval|\bapply\s*\("),
+        _language("jvm", _JVM_SPAWN, _JVM_NET, _JVM_NATIVE,
+                  r"\beval\s*\(|\bload\s*\(|\bClass\.forName|\bScriptEngine"),
+        _language("tex", _TEX_SPAWN, r"(?!)", r"(?!)", writes=_TEX_WRITES),
+        _language("bpftrace", _BPF_SPAWN, r"(?!)", r"(?!)"),
         _language("sql", _SQL_SPAWN, r"(?i:\bhttpfs\b|\bdblink\b)", _SQL_NATIVE,
                   writes=_SQL_WRITES),
     )
@@ -138,6 +200,12 @@ _WHAT = {"spawn": "starts other programs", "network": "uses the network",
          "native": "loads native code", "dynamic": "picks what it runs by a name built at run time",
          "writes": "writes files it names itself"}  # fmt: skip
 #: String literals of a path-like shape: absolute, home-relative, or with a directory.
+#: Bare paths outside string literals, where a language needs no quotes (Tcl,
+#: gnuplot, TeX) or the code is broken: home-relative, absolute, ``./``, or a
+#: hidden directory (``.git/hooks/x``, ``~/.ssh``).
+_BARE_PATH = re.compile(
+    r"(?<![\w.\\$\])])(?:~/[\w./-]+|\.\.?/[\w./-]+|/[\w.-]+/[\w./-]+|(?:[\w-]+/)*\.[\w-]+/[\w./-]+)"
+)
 _LITERAL = re.compile(r"""(?:'((?:[^'\\\n]|\\.){1,512})'|"((?:[^"\\\n]|\\.){1,512})")""")
 _PATHLIKE = re.compile(r"(?:/|~|\.\.?/|[\w.-]+/)[^\s'\"]*")
 #: Most mentions kept (a long program's literals are many; the first ones count).
@@ -169,12 +237,16 @@ def read_code(language: str, code: str, label: str) -> CodeReading:
 
 
 def mentions(code: str) -> tuple[str, ...]:
-    """The path-like string literals of ``code``, as written."""
+    """The path-like string literals of ``code``, as written, then its bare paths."""
     out: dict[str, None] = {}
     for match in _LITERAL.finditer(code):
         text = match.group(1) if match.group(1) is not None else match.group(2)
         if _PATHLIKE.fullmatch(text):
             out[text] = None
             if len(out) >= MAX_MENTIONS:
-                break
+                return tuple(out)
+    for match in _BARE_PATH.finditer(code):
+        out[match.group().rstrip(".")] = None
+        if len(out) >= MAX_MENTIONS:
+            break
     return tuple(out)

@@ -373,6 +373,9 @@ def _sql_shell(argv: Argv, parsed: Parsed, out: Reading) -> None:
     if set(argv[1:]) & _VERSION_FLAGS:
         return
     name, sqlite = argv[0], argv[0] in ("sqlite3", "duckdb")
+    if sqlite:
+        # sqlite3 takes every option with one dash or two (--readonly, --cmd SQL).
+        argv = tuple(w[1:] if w.startswith("--") and len(w) > 2 else w for w in argv)
     sql: list[str] = []
     operands: list[str] = []
     script = False
@@ -395,6 +398,7 @@ def _sql_shell(argv: Argv, parsed: Parsed, out: Reading) -> None:
     if script:
         out.finding(f"'{name}' runs SQL from a file the analysis cannot see (SQL shells "
                     "run programs: .shell, \\!, system)")
+    safe = sqlite and "-safe" in argv  # no .shell, .system, .output, ATTACH, load_extension…
     if sqlite and operands and "-readonly" not in argv:
         database = _database_file(operands[0])
         if database:
@@ -406,7 +410,7 @@ def _sql_shell(argv: Argv, parsed: Parsed, out: Reading) -> None:
         for finding in code.findings:
             out.finding(finding)
         out.mentions.extend(code.mentions)
-    if not sql and not script and not (sqlite and len(operands) > 1):
+    if not sql and not script and not (sqlite and len(operands) > 1) and not safe:
         out.stdin_code = "sql"
 
 
@@ -452,3 +456,7 @@ PATTERNS: tuple[tuple[str, Entry], ...] = (
     (r"lua[\d.]*|luajit", _LUA),
     (r"tclsh[\d.]*|wish[\d.]*", _PROMPTING),
 )
+
+#: The hooks other families build their interpreters' entries with (``languages``).
+code_option = _code
+code_from_stdin = _stdin_code

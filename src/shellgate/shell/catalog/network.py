@@ -24,6 +24,7 @@ import re
 from shellgate.shell.argv.engine import OPTIONAL, POSIX, Opt, Parsed
 from shellgate.shell.catalog.entry import Argv, Entry, Reading, flag, letters, val, values
 from shellgate.shell.catalog.read import apply
+from shellgate.shell.catalog.uploads import is_loopback, read_urls
 
 _REMOTE = re.compile(r"^[^/]*:")  # host:path is not a local write
 
@@ -39,6 +40,25 @@ def _curl_writes(parsed: Parsed) -> list[str]:
         base = (parsed.values("--output-dir") or ["."])[0]
         targets += [os.path.join(base, name) for name in map(_url_name, parsed.words) if name]
     return targets
+
+
+#: curl options that send data: a body, a form, a file, a JSON document.
+_CURL_DATA = ("-d", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii", "--json",
+              "-F", "--form-string", "-T")
+
+
+def _curl(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """``--engine`` loads a crypto engine (a library); URLs: see :mod:`.uploads`."""
+    if parsed.values("--engine"):
+        out.finding(f"'{argv[0]} --engine' loads a library (code) of its choosing")
+    urls = [w for w in parsed.words if not w.startswith("-")] + parsed.values("--url")
+    read_urls(argv[0], urls, out, sends_data=bool(parsed.values(*_CURL_DATA)))
+
+
+def _wget(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    sends = bool(parsed.values("--post-data", "--post-file", "--body-data", "--body-file"))
+    sends |= any(m.upper() in ("POST", "PUT", "PATCH") for m in parsed.values("--method"))
+    read_urls(argv[0], list(parsed.words), out, sends_data=sends)
 
 
 def _wget_writes(parsed: Parsed) -> list[str]:
@@ -95,10 +115,15 @@ def _ssh_setting(setting: str) -> tuple[str, str]:
 
 
 def _ssh_after_host(argv: Argv, parsed: Parsed, out: Reading) -> None:
-    """ssh parses options once more after the host, up to the remote command."""
+    """ssh parses options once more after the host, up to the remote command. On
+    this machine (``localhost``, ``127.0.0.1``) the remote command runs here: it
+    is a shell string parsed as commands."""
     if parsed.operands:
         host_at = parsed.operands[0][0]
-        apply((argv[0], *argv[host_at + 1 :]), _SSH_AGAIN, out, [])
+        again = apply((argv[0], *argv[host_at + 1 :]), _SSH_AGAIN, out, [])
+        command = argv[host_at + 1 :][again.end - 1 :] if again.end else ()
+        if command and is_loopback(argv[host_at].rsplit("@", 1)[-1]):
+            out.payloads.append((f"{argv[0]} localhost command", " ".join(command)))
 
 
 def _scp_writes(parsed: Parsed) -> list[str]:
@@ -144,6 +169,7 @@ ENTRIES: tuple[Entry, ...] = (
             val("-o --output"), val("-D --dump-header"), val("-c --cookie-jar"),
             val("--trace"), val("--trace-ascii"), val("--output-dir"),
             val("-K --config", finding="loads more options from a file"),
+            val("--engine"),
             *(val(name, writes=True)
               for name in ("--libcurl", "--stderr", "--etag-save", "--hsts", "--alt-svc")),
             val("-d --data"), val("-H --header"), val("-u --user"), val("-A --user-agent"),
@@ -168,6 +194,7 @@ ENTRIES: tuple[Entry, ...] = (
             flag("-v --verbose", inert=True), flag("-#"),
         ),
         writes=_curl_writes,
+        hooks=(_curl,),
     ),
     Entry(
         ("wget",),
@@ -197,6 +224,7 @@ ENTRIES: tuple[Entry, ...] = (
             flag("--no-verbose", inert=True),
         ),
         writes=_wget_writes,
+        hooks=(_wget,),
     ),
     Entry(("ssh",), POSIX, _SSH_OPTIONS, hooks=(_ssh_options, _ssh_after_host)),
     Entry(

@@ -84,10 +84,17 @@ def _seal(out: Reading) -> None:
 
 
 def apply(
-    argv: Argv, entry: Entry, out: Reading, canonical: list[str], *, reports: bool = False
+    argv: Argv,
+    entry: Entry,
+    out: Reading,
+    canonical: list[str],
+    *,
+    reports: bool = False,
+    head: Argv = (),
 ) -> Parsed:
     """Read ``argv`` (``argv[0]`` the command or subcommand word) under ``entry``;
-    a subcommand inherits its command's ``reports``."""
+    a subcommand inherits its command's ``reports``. ``head``: the words before
+    ``argv`` (the command and the subcommands above it), for a runner's spelling."""
     reports = reports or entry.reports
     if entry.respell is not None:
         argv = entry.respell(argv)
@@ -109,10 +116,15 @@ def apply(
     if entry.echoes_stdin and not parsed.hits and all(w == "-" for w in parsed.words):
         out.echoes_stdin = True
     if entry.runs is not None:
-        _wrapper(argv, entry, parsed, out)
+        _wrapper(argv, entry, parsed, out, head)
     # An entry may name its versions one way for rules (`python3.11` is
     # `python`); otherwise the command keeps its basename, a subcommand its word.
-    canonical.append((entry.canonical_name or basename(name)) if not canonical else name)
+    # A subcommand may be spelled as another one (`docker image ls` is `docker images`),
+    # and a group word may be dropped (`docker container run` is `docker run`).
+    if not canonical:
+        canonical.append(entry.canonical_name or basename(name))
+    elif not entry.canonical_group:
+        canonical.append(entry.canonical_name or name)
     own = entry.canonical_words(argv, parsed) if entry.canonical_words is not None else None
     if own is not None:
         canonical.extend(own)
@@ -127,7 +139,7 @@ def apply(
     sub = _subcommand(entry, parsed)
     if sub is not None:
         at, child = sub
-        apply(argv[at:], child, out, canonical, reports=reports)
+        apply(argv[at:], child, out, canonical, reports=reports, head=(*head, *argv[:at]))
     elif entry.runs is not None:
         canonical.extend(f"{name}={value}" for name, value in parsed.assignments)
         canonical.extend(argv[parsed.end :])
@@ -171,6 +183,15 @@ def _option(name: str, hit: Hit, out: Reading, *, reports: bool, roles_only: boo
         add_program(out, f"{name} {opt.canonical} payload", program)
 
 
+def in_repository(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """A hook for commands that run git in their directory (go's VCS stamping,
+    ``gh``, ``pre-commit``): the repository found there is read as git's own is
+    (``Reading.repository``), from the last ``chdir`` option's directory if any."""
+    del argv
+    moved = [h.value for h in parsed.hits if h.opt is not None and h.opt.chdir and h.value]
+    out.repository = moved[-1] if moved else "."
+
+
 def add_program(
     out: Reading,
     label: str,
@@ -204,9 +225,11 @@ def _operand_writes(entry: Entry, parsed: Parsed, out: Reading) -> None:
         out.writes.extend(rule(parsed))
 
 
-def _wrapper(argv: Argv, entry: Entry, parsed: Parsed, out: Reading) -> None:
+def _wrapper(argv: Argv, entry: Entry, parsed: Parsed, out: Reading, head: Argv = ()) -> None:
     """A wrapper's command (its own segment), and guesses for deny rules.
 
+    A runner's command carries the runner's spelling (``Program.via``: the whole
+    command line, ``head`` included, and where the program's word is in it).
     The guesses over-approximate a grammar that could be wrong: the command
     starting at every word read as an option argument or a positional, and one
     word later after a long option the entry does not know (it may take one).
@@ -216,7 +239,10 @@ def _wrapper(argv: Argv, entry: Entry, parsed: Parsed, out: Reading) -> None:
     start = parsed.end + runs.skip
     inner = argv[start:]
     label = f"{argv[0]} payload"
-    if inner:
+    if inner and runs.via:
+        via = (*head, *argv)
+        add_program(out, label, inner, parsed.assignments, via=via, via_at=len(head) + start)
+    elif inner:
         add_program(out, label, inner, parsed.assignments)
     elif runs.default:
         add_program(out, label, runs.default, parsed.assignments)

@@ -16,7 +16,9 @@ from shellgate.shell.catalog.entry import Entry
 
 FAMILIES = (
     "wrappers", "debuggers", "interpreters", "builtins", "coreutils", "findutils",
-    "vcs", "archivers", "network", "build", "system", "clitools",
+    "vcs", "archivers", "network", "build", "system", "clitools", "runners",
+    "editors", "terminals", "compilers", "languages", "sockets", "textutils", "containers",
+    "buildsystems", "devtools", "launchers", "systemtools",
 )  # fmt: skip
 
 

@@ -6,26 +6,21 @@ of the ``s///e`` flag is found, and ``w``/``W``/``s///w`` name a file that runs
 to the end of the line, as sed reads it; a script sed may read otherwise is a
 finding.
 
-An awk program is not parsed: any construct that can run a command, write a
-file, load code or read the environment is a finding (over-approximating:
-``a > b`` is a comparison, and is still asked about).
+An awk program is read token by token (``awkscript.py``): a construct that can
+run a command, write a file, load code or read the environment is a finding;
+a comparison (``NR>1``), ``||`` and the insides of strings and regular
+expressions (``/a|b/``) are not.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from shellgate.shell.argv.engine import GNU, GNU_PREFIX, Parsed
+from shellgate.shell.catalog.awkscript import awk_risk
 from shellgate.shell.catalog.entry import Argv, Entry, Reading, flag, optional, val
 from shellgate.shell.catalog.read import apply
 from shellgate.shell.catalog.sedscript import read_sed
-
-#: awk constructs that run commands (system, pipes, indirect calls of gawk, which
-#: reach builtins too), write files (>), load code, or read the environment.
-AWK_RISK = re.compile(
-    r"system\s*\(|\||getline|>|@load|@include|ENVIRON|PROCINFO|@\s*[A-Za-z_]\w*\s*\("
-)
 
 
 def in_place(*code: str) -> Callable[[Parsed], list[str]]:
@@ -93,7 +88,7 @@ def _awk(argv: Argv, parsed: Parsed, out: Reading) -> None:
         programs = parsed.words[:1]
     # awk joins a backslash-newline (`system\⏎("id")` is `system("id")`).
     joined = [program.replace("\\\n", "") for program in programs]
-    if any(AWK_RISK.search(program) for program in [*programs, *joined]):
+    if any(awk_risk(program) for program in [*programs, *joined]):
         out.finding(f"'{argv[0]}' program can run commands or write files (system, pipes, >)")
 
 

@@ -83,9 +83,11 @@ def _sudo(argv: Argv, parsed: Parsed, out: Reading) -> None:
 
 
 def _command(argv: Argv, parsed: Parsed, out: Reading) -> None:
-    """``command -v NAME`` looks NAME up and runs nothing."""
+    """``command -v NAME`` looks NAME up and runs nothing: no form of it is a command
+    (``command -v rm`` prints a path; an ``rm *`` deny rule has nothing to meet)."""
     if parsed.has("-v", "-V"):
-        drop_program(argv, out, guess=True)
+        drop_program(argv, out)
+        out.guesses.clear()
 
 
 def _flock(argv: Argv, parsed: Parsed, out: Reading) -> None:
@@ -153,6 +155,18 @@ def _dash_c(argv: Argv, parsed: Parsed, out: Reading) -> None:
             rest = word[word.index("c") + 1 :]
             if rest or i + 1 < len(argv):
                 out.payloads.append((label, rest or argv[i + 1]))
+
+
+def _script(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    """Without ``-c`` script runs the user's shell, interactive, on a new terminal:
+    the program ``sh``, a segment of its own (``script -q /dev/null`` is a shell)."""
+    if not parsed.has("-c"):
+        add_program(out, f"{argv[0]} shell", ("sh",))
+
+
+def _systemd_shell(argv: Argv, parsed: Parsed, out: Reading) -> None:
+    if parsed.has("-S") and not argv[parsed.end :]:
+        add_program(out, f"{argv[0]} shell", ("sh",))
 
 
 def _runuser(argv: Argv, parsed: Parsed, out: Reading) -> None:
@@ -304,10 +318,14 @@ ENTRIES: tuple[Entry, ...] = (
     wrapper("ionice", (val("-c --class"), val("-n --classdata"), val("-p --pid"),
                        val("-P --pgid"), val("-u --uid"))),
     wrapper("coproc", hooks=(_coproc,)),
-    wrapper("chroot", (val("--userspec"), val("--groups")), skip=1),
-    wrapper("unshare", (val("-S --setuid"), val("-G --setgid"), val("-R --root"), val("-w --wd"),
-                        *values("--setgroups --propagation --map-user --map-group --map-users "
-                                "--map-groups --monotonic --boottime"))),
+    # With no command these run the user's shell (chroot: `$SHELL -i`).
+    Entry(("chroot",), GNU_PREFIX, (val("--userspec"), val("--groups")),
+          runs=Runs(skip=1, default=("sh", "-i"))),
+    Entry(("unshare",), GNU_PREFIX,
+          (val("-S --setuid"), val("-G --setgid"), val("-R --root"), val("-w --wd"),
+           *values("--setgroups --propagation --map-user --map-group --map-users "
+                   "--map-groups --monotonic --boottime")),
+          runs=Runs(default=("sh",))),
     wrapper("nsenter", (val("-t --target"), val("-S --setuid"), val("-G --setgid"),
                         optional("-r --root"), optional("-w --wd"),
                         *letters("muinpUCT", takes=OPTIONAL))),
@@ -316,7 +334,8 @@ ENTRIES: tuple[Entry, ...] = (
     wrapper("pkexec", values("--user")),
     wrapper("proxychains proxychains4", letters("f")),
     wrapper("torsocks", letters("uapP")),
-    wrapper("systemd-run", _SYSTEMD_RUN),
+    # -S/--shell: an interactive shell in a transient unit (no command: sh).
+    wrapper("systemd-run", (*_SYSTEMD_RUN, flag("-S --shell")), hooks=(_systemd_shell,)),
     wrapper("flock", (val("-E --conflict-exit-code"), val("-w --timeout --wait"),
                       val("-c --command", runs="shell")), skip=1, hooks=(_flock,)),
     wrapper("watch", (val("-n --interval"), val("-q --equexit"), flag("-x --exec"),
@@ -361,7 +380,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry(("script",), GNU, (val("-c --command"), val("-E --echo"), val("-m --logging-format"),
                              val("-I --log-in", writes=True), val("-O --log-out", writes=True),
                              val("-B --log-io", writes=True), val("-T --log-timing", writes=True),
-                             optional("-t --timing")), writes="all", hooks=(_dash_c,)),
+                             optional("-t --timing")), writes="all", hooks=(_dash_c, _script)),
     Entry(("sg",), POSIX, hooks=(_sg,), no_canonical=True),
     Entry(("capsh",), POSIX, hooks=(_capsh,), no_canonical=True),
 )  # fmt: skip
