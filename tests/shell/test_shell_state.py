@@ -144,3 +144,39 @@ def test_every_file_bash_writes_is_a_write_the_analysis_names(
         return  # the line asks
     named = {p for s in segments for p in s.write_paths}
     assert bash_writes(command, ws) <= named, (command, named)
+
+
+# -- writes into a directory no command visibly makes -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "asks"),
+    [
+        ("python3 -c 'pass'; echo x > made/.bashrc", True),
+        ("echo x > made/f | python3 gen.py", True),  # beside it in a pipeline
+        ("git checkout other && echo x >> made/f", True),
+        ("echo x > made/f", False),  # alone it fails, as bash says
+        ("sed -i s/a/b/ made/x.py; sed -i s/c/d/ made/y.py", False),  # writes only what it names
+        ("mkdir -p made && python3 gen.py && echo x > made/f", False),  # made visibly
+        ("cd src && python3 gen.py > out.txt", False),  # src exists
+    ],
+)
+def test_a_write_into_a_directory_another_program_may_make_asks(
+    ws: Path, command: str, asks: bool
+) -> None:
+    found = any("no command of the line makes" in f for f in findings(command, ws))
+    assert found is asks, findings(command, ws)
+
+
+@pytest.mark.skipif(BASH is None or shutil.which("python3") is None, reason="needs bash, python3")
+def test_why_a_program_may_make_the_directory_a_link(ws: Path, tmp_path: Path) -> None:
+    """The real bash and python: the write lands outside, where the link leads."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    command = f"python3 -c \"import os; os.symlink('{outside}', 'made')\"; echo x > made/f"
+    assert BASH is not None
+    subprocess.run([BASH, "--norc", "--noprofile", "-c", command], cwd=ws, check=True,
+                   timeout=10)  # fmt: skip
+    assert (outside / "f").read_text() == "x\n"
+    (ws / "made").unlink()
+    assert any("no command of the line makes" in f for f in findings(command, ws))

@@ -75,6 +75,42 @@ def _parse_errors(
     return found if found or read else ["parse error"]
 
 
+#: Builtins and tools that make no file but the writes the analysis sees (their
+#: catalog entries declare every file they write; a link only `ln`/`cp -s`, which
+#: the analysis follows). Any other program may make a directory a link.
+_MAKE_NOTHING = frozenset(
+    {"cd", "pushd", "popd", "dirs", "echo", "printf", "true", "false", ":", "test", "[",
+     "[[", "pwd", "export", "unset", "set", "shopt", "local", "declare", "typeset",
+     "readonly", "type", "wait", "exit", "return", "break", "continue", "shift",
+     "ls", "cat", "head", "tail", "wc", "sort", "uniq", "cut", "tr", "nl", "grep", "egrep",
+     "fgrep", "rg", "sed", "awk", "gawk", "mawk", "diff", "cmp", "file", "stat", "du", "df",
+     "tree", "which", "basename", "dirname", "realpath", "readlink", "date", "uname",
+     "whoami", "sleep", "jq", "touch", "mkdir", "rm", "rmdir", "chmod", "tee", "cp", "mv",
+     "ln", "find"}
+)  # fmt: skip
+
+
+def _writes_into_unmade(drafts: list[Draft]) -> None:
+    """A write into a directory that does not exist now, and that no command of
+    the line visibly makes, lands where a program of the line makes it first — a
+    link to anywhere, if it likes (``python mk.py; echo x > made/.bashrc``). When
+    another command of the line runs a program (before it, or beside it in a
+    pipeline), that is a finding; alone, the write fails as bash would report."""
+    if not any(draft.unmade for draft in drafts):
+        return
+    for draft in drafts:
+        if not draft.unmade:
+            continue
+        others = [d for d in drafts if d is not draft and d.argv]
+        if all(d.argv[0] in _MAKE_NOTHING for d in others):
+            continue
+        target, directory = draft.unmade[0]
+        draft.findings.append(
+            f"writes '{target}' in '{directory}', which does not exist and no command of "
+            "the line makes: another program of the line may make it a link to anywhere"
+        )
+
+
 def _globs_in_written_directories(drafts: list[Draft]) -> None:
     """A glob read in a directory another command of the line writes (``touch --
     -rf; rm *``, ``mkdir out && … && rm out/*``) cannot be known in advance: its
@@ -307,6 +343,7 @@ def _read(command: str, sink: Sink, max_segments: int, max_nodes: int) -> Analys
         return Analysis(command=command, segments=(raw,), findings=(why,), refused=why)
     drafts = sink.drafts
     _globs_in_written_directories(drafts)
+    _writes_into_unmade(drafts)
     if len(drafts) > max_segments:
         sink.note(f"command has {len(drafts)} simple commands, over the limit of {max_segments}")
     whole = tuple(sink.findings)

@@ -213,10 +213,7 @@ def _writes(draft: Draft, sink: Sink, operands: Sequence[tuple[str, str]]) -> No
             # (`mkdir -p a/b` makes its own parents, and makes nothing but directories.)
             unmade = None if draft.argv[:1] == ("mkdir",) else _unmade_directory(path, sink)
             if unmade is not None:
-                draft.findings.append(
-                    f"writes '{target}' in '{unmade}', which does not exist and no command "
-                    "of the line makes: a program before it may make it a link to anywhere"
-                )
+                draft.unmade.append((target, unmade))  # analyse._writes_into_unmade
     draft.writes = list(writes.values())
     sink.written.update(writes)
 

@@ -101,6 +101,10 @@ class Draft:
     #: A runner's spelling of this program and the index of its word (``Segment.via``).
     via: Argv = ()
     via_at: int = 0
+    #: Its writes into a directory that does not exist and that no earlier command
+    #: visibly makes: (target as written, that directory). A finding when another
+    #: command of the line runs a program (analyse._writes_into_unmade).
+    unmade: list[tuple[str, str]] = field(default_factory=list)
     #: Its globs: the directory each was read in (one the line writes is not known
     #: in advance) and its matches.
     globbed: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
