@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from pydantic import BaseModel, Field
 
@@ -9,7 +11,7 @@ from shellgate.models import Redirect, Segment, Write, built
 
 
 def test_built_is_model_construct_with_defaults_in_field_order() -> None:
-    values = {"argv": ("echo", "hi"), "text": "echo hi", "writes": (Write(path="/w/x", target="x",
+    values: dict[str, Any] = {"argv": ("echo", "hi"), "text": "echo hi", "writes": (Write(path="/w/x", target="x",
               how="redirection '>'"),), "redirects": (Redirect(op=">", target="x", is_write=True),)}  # fmt: skip
     ours = built(Segment, **values)
     theirs = Segment.model_construct(**values)
