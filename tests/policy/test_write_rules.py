@@ -318,3 +318,66 @@ def test_a_file_a_source_rule_trusts_cannot_be_rewritten_unasked(
     assert verdict.effect == effect, (command, verdict.decision.reason)
     if effect == "ask" and "source" not in command:
         assert "trusts to run in the shell" in verdict.decision.reason
+
+
+# -- where a write lands after a `cd` that may fail or may not run ---------------------
+
+CD_ROWS = ECHO + "p, agent, *, cd *, allow\np, agent, *, false, allow\np, agent, *, true, allow\n" \
+    "p, agent, *, write:**, allow\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # bash stays where it was when `cd` fails (no such directory, a file): the
+        # next command of a `;` list writes .git/hooks/pre-commit
+        "cd .git; cd zzz; echo x > hooks/pre-commit",
+        "cd .git\ncd zzz\necho x > hooks/pre-commit",
+        "cd .git; cd description; echo x > hooks/pre-commit",
+        "cd .git; cd zzz 2>/dev/null; echo x > hooks/pre-commit",
+        "cd .git; cd zzz || echo x > hooks/pre-commit",
+        "cd .git; { cd zzz; } || echo x > hooks/pre-commit",
+        "cd .git; ! cd zzz && echo x > hooks/pre-commit",
+        # a `cd` that may not run at all
+        "cd .git && false && cd refs; echo x > hooks/pre-commit",
+        "cd .git || cd refs; echo x > hooks/pre-commit",
+        "cd .git; if false; then cd refs; fi; echo x > hooks/pre-commit",
+        "cd .git; while false; do cd refs; done; echo x > hooks/pre-commit",
+        "cd .git; case a in b) cd refs;; esac; echo x > hooks/pre-commit",
+        # a `cd` in the background runs in a subshell: the shell stays
+        "cd .git; cd refs & echo x > hooks/pre-commit",
+        # a loop's second round runs where the first one's `cd` went
+        "for d in 1 2; do echo x > hooks/pre-commit; cd .git; done",
+        # ~- is the directory before the last cd ($OLDPWD), ~+ the current one
+        "cd .git/hooks; cd ../..; echo x > ~-/pre-commit",
+        "cd .git/hooks && echo x > ~+/pre-commit",
+    ],
+)
+def test_a_cd_that_may_fail_or_not_run_leaves_the_shell_where_it_was(
+    tmp_path: Path, ws: Path, command: str
+) -> None:
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    (ws / ".git" / "refs").mkdir()
+    (ws / ".git" / "description").write_text("x\n")
+    verdict = decide(tmp_path, ws, CD_ROWS, command)
+    assert verdict.effect != "allow", (command, verdict.decision.reason)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd src && echo x > a.py",
+        "cd src; echo x > a.py",
+        "mkdir -p new && cd new && echo x > a.py",
+        "mkdir -p new\ncd new\necho x > a.py",  # either place is in the workspace
+        "cd src || true; echo x > a.py",
+        "cd src; if true; then echo x > b.py; fi",
+        "for f in 1 2; do echo x > out.txt; done",
+    ],
+)
+def test_a_cd_into_the_workspace_still_writes_there(
+    tmp_path: Path, ws: Path, command: str
+) -> None:
+    rows = CD_ROWS + "p, agent, *, mkdir *, allow\n"
+    verdict = decide(tmp_path, ws, rows, command)
+    assert verdict.effect == "allow", (command, verdict.decision.reason)

@@ -272,7 +272,15 @@ def test_the_analysis_cache_keys_on_home_and_workdir(monkeypatch: pytest.MonkeyP
     assert ("rm", "-rf", "/home/bob") in bob.segments[-1].forms
     assert analyse("touch x", workdir="/a").segments[0].write_paths == ("/a/x",)
     assert analyse("touch x", workdir="/b").segments[0].write_paths == ("/b/x",)
-    assert analyse(command) is bob  # the same answer, shared (frozen)
+    # A `cd` reads the file system (does the directory exist, so that it cannot
+    # fail?): such a line is not cached; one without is, and keys on HOME too.
+    assert analyse(command) is not bob
+    assert ("rm", "-rf", "/home/bob") in analyse(command).segments[-1].forms
+    monkeypatch.setenv("HOME", "/home/ann")
+    ann_rm = analyse("rm -rf ~/x")
+    monkeypatch.setenv("HOME", "/home/bob")
+    assert analyse("rm -rf ~/x") is not ann_rm
+    assert analyse("rm -rf ~/x") is analyse("rm -rf ~/x")  # the same answer, shared (frozen)
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ is a pure function, cached: agent commands repeat the same few argvs a lot.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 
 from shellgate.models import Write
@@ -21,6 +22,8 @@ from shellgate.shell.forms import read_argv
 from shellgate.shell.reader.drafts import Argv, Draft, Nested, Sink
 
 _PROMPTS = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"})
+#: ``~+``, ``~-``, ``~N``, ``~+N``, ``~-N``: bash's directory tildes.
+_DIRECTORY_TILDE = re.compile(r"~(?:[+-][0-9]*|[0-9]+)(?:/|$)")
 
 
 def assignment_findings(name: str) -> list[str]:
@@ -57,8 +60,9 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
         read = read_argv(draft.argv)
         forms, operands, links = read.forms, read.writes, read.links
         draft.repositories = [
-            _through_links(resolve(where, sink.cwd), sink.links) for where in read.repositories
-        ]
+            _through_links(resolve(where, place), sink.links)
+            for place in (sink.places() or (sink.cwd,)) for where in read.repositories
+        ]  # fmt: skip
         if read.repositories and not sink.cwd_known:
             findings.append(
                 "runs git in a directory a 'cd' made unknown (its repository is not known)"
@@ -81,13 +85,14 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
         if read.stdin_code is not None:
             _stdin_code(draft, read.stdin_code, stdin_texts, findings)
         draft.output = list(stdin_texts) if read.echoes_stdin and stdin_texts else None
-        if sink.cwd != sink.workdir and sink.cwd_known and operands:
+        places = [place for place in sink.places() if place != sink.workdir]
+        if places and operands:
             # After a `cd`, a relative operand names another file than the rule expects
             # (the argv's readings and the other readings of it: a glob as written).
-            for form in list(draft.forms):
+            for form, place in [(f, p) for f in list(draft.forms) for p in places]:
                 entry = catalog.lookup(form[0]) if form else None
                 if entry is not None and entry.cwd_operands:
-                    resolved = resolved_operands(form, sink.cwd, entry.path_keys)
+                    resolved = resolved_operands(form, place, entry.path_keys)
                     if resolved is not None:
                         homed = _home_relative(resolved)
                         for other in (resolved, *respellings(resolved), *homed):
@@ -97,7 +102,7 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
         _source(draft, sink, read.sourced, findings)
     _writes(draft, sink, operands)
     _links(sink, links)
-    draft.cwd = sink.cwd if sink.cwd_known else ""  # before its own cd moves the shell
+    draft.cwd = sink.cwd if sink.cwd_sure else ""  # before its own cd moves the shell
     _track_cd(draft, sink)
     # Keep order, drop repeats: one construct seen through several forms is one finding.
     draft.findings = list(dict.fromkeys(findings))
@@ -116,7 +121,7 @@ def _source(draft: Draft, sink: Sink, file: str, findings: list[str]) -> None:
         findings.append(f"'{draft.argv[0]} {file[:40]}' looks the file up on PATH first")
         return
     expanded = _expand_tilde(file, sink.home()) if file.startswith("~") else file
-    if expanded is None or (not file.startswith(("/", "~")) and not sink.cwd_known):
+    if expanded is None or (not file.startswith(("/", "~")) and not sink.cwd_sure):
         findings.append(f"'{draft.argv[0]} {file[:40]}' names a file the analysis cannot place")
         return
     path = _through_links(resolve(expanded, sink.cwd), sink.links)
@@ -164,7 +169,16 @@ def _writes(draft: Draft, sink: Sink, operands: Sequence[tuple[str, str]]) -> No
         prefix = _home_prefix(target)
         if prefix and home:
             paths.append(resolve(home + target[len(prefix) :], sink.cwd))
-        if target.startswith("~"):
+        if _DIRECTORY_TILDE.match(target):
+            # ~+ is $PWD, ~- is $OLDPWD, ~N / ~+N / ~-N the directory stack.
+            if (target == "~+" or target.startswith("~+/")) and sink.cwd_sure:
+                paths.append(resolve(sink.cwd + target[2:], sink.cwd))
+            else:
+                draft.findings.append(
+                    f"write target '{target}' names a directory the shell was in "
+                    "(~+, ~-, ~N: $PWD, $OLDPWD, the directory stack)"
+                )
+        elif target.startswith("~"):
             expanded = _expand_tilde(target, home)
             if expanded is None:
                 draft.findings.append(f"write target '{target}' uses ~ where HOME is not known")
@@ -175,6 +189,9 @@ def _writes(draft: Draft, sink: Sink, operands: Sequence[tuple[str, str]]) -> No
                 f"write target '{target}' is relative to a directory a 'cd' made unknown"
             )
         paths.append(resolve(target, sink.cwd))
+        if not target.startswith(("/", "~", "$")):
+            # After a `cd` that may have failed or not run: wherever the shell may be.
+            paths.extend(resolve(target, place) for place in sink.alts)
         for path in paths:
             path = _through_links(path, sink.links)
             writes.setdefault(path, Write(path=path, target=target, how=how))
@@ -200,8 +217,10 @@ def _through_links(path: str, links: dict[str, str]) -> str:
 
 def _links(sink: Sink, links: Sequence[tuple[str, str, bool]]) -> None:
     """Remember the names a command made, for the writes of later commands."""
-    for link, target, symbolic in links:
-        where = resolve(link, sink.cwd)
+    for (link, target, symbolic), place in [
+        (item, place) for item in links for place in (sink.places() or (sink.cwd,))
+    ]:
+        where = resolve(link, place)
         # bash expands an unquoted leading ~ before ln sees it; a quoted one is rare
         # and the expanded reading is the stricter one for later writes.
         target = os.path.expanduser(target)
@@ -209,7 +228,7 @@ def _links(sink: Sink, links: Sequence[tuple[str, str, bool]]) -> None:
             # A symlink's relative target is read from the link's own directory.
             named = resolve(target, os.path.dirname(where))
         else:
-            named = resolve(target, sink.cwd)
+            named = resolve(target, place)
         if named != where:
             sink.links[where] = _through_links(named, sink.links)
 
@@ -248,21 +267,42 @@ def _home_relative(form: Argv) -> list[Argv]:
 
 
 def _track_cd(draft: Draft, sink: Sink) -> None:
+    """Move the shell where a ``cd`` (``pushd``, ``popd``) goes, and tell the walker
+    how it may end (``Sink.cd_fail``): it surely succeeds only into a directory
+    that is there now, searchable, and that nothing earlier in the line wrote
+    (made, moved, removed); otherwise bash stays where it was, and the commands
+    after it that run either way may run there."""
     if not draft.argv:
         return
     for form in draft.forms:
         reading = catalog.read(form) if form else None
         if reading is None or reading.chdir is None:
             continue  # the catalog says which commands move the shell (cd, pushd, popd)
+        before = (sink.cwd, sink.cwd_known, sink.alts)
+        sink.cd_fail = before
         target = reading.chdir
         if not target or draft.findings:
-            sink.cwd_known = False
+            sink.cwd_known, sink.alts = False, ()
             return
         home = sink.home()
         if home and (target == "~" or target.startswith("~/")):
             target = home + target[1:]  # bash expands ~ with HOME, as writes do here
         if target == "-" or target.startswith("~"):
-            sink.cwd_known = False
+            sink.cwd_known, sink.alts = False, ()
             return
-        sink.cwd = resolve(target, sink.cwd)
+        places = [resolve(target, place) for place in sink.places() or (sink.cwd,)]
+        sink.cwd = places[0]
+        sink.alts = tuple(dict.fromkeys(p for p in places[1:] if p != places[0]))
+        if sink.cwd_known and all(_surely_enters(place, sink) for place in places):
+            sink.cd_fail = None
         return
+
+
+def _surely_enters(path: str, sink: Sink) -> bool:
+    """``cd PATH`` cannot fail: a searchable directory now, which nothing earlier in
+    the line wrote (a directory it made may not be made; one it moved is gone)."""
+    sink.fs = True  # the answer depends on the file system: not cached
+    real = _through_links(path, sink.links)
+    if real != path or any(_inside(real, written) for written in sink.written):
+        return False
+    return os.path.isdir(path) and os.access(path, os.X_OK)

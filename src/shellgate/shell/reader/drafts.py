@@ -19,6 +19,8 @@ from typing import Protocol
 from shellgate.models import Redirect, Write
 
 Argv = tuple[str, ...]
+#: ``Sink.cd_fail`` when the last command was no ``cd``.
+UNSET = object()
 _SPLIT_OR_GLOB = re.compile(r"[\s*?\[\]]")
 
 
@@ -49,6 +51,51 @@ def _passwd_home() -> str | None:
         return pwd.getpwuid(os.getuid()).pw_dir or None
     except KeyError:
         return None
+
+
+#: Directories besides ``cwd`` the shell may be in, at most: past this a ``cd``
+#: the analysis cannot be sure of leaves the directory unknown.
+MAX_ALTERNATIVES = 8
+
+
+@dataclass(frozen=True)
+class State:
+    """What the shell carries from one command to the next of a line: where it is
+    (``cwd``; ``known`` false after a ``cd`` the analysis cannot follow; ``alts``,
+    other directories it may be in after a ``cd`` that may have failed or not
+    run), the variables the line assigned, and the globbing options it set."""
+
+    cwd: str
+    known: bool
+    alts: tuple[str, ...]
+    vars: tuple[tuple[str, str | None], ...]
+    globbing: frozenset[str]
+
+
+def merge_states(states: Sequence[State | None]) -> State | None:
+    """Where the shell may be after one of several ways through a construct (an
+    ``&&``/``||`` list, ``if``, a loop…): one directory when all agree, else each
+    as an alternative; a variable keeps a value all agree on, else it is unknown;
+    a globbing option set on any way counts. ``None`` is a way bash cannot take."""
+    real = [s for s in states if s is not None]
+    if not real:
+        return None
+    first = real[0]
+    if all(s == first for s in real[1:]):
+        return first
+    known = all(s.known for s in real)
+    places = list(dict.fromkeys(d for s in real for d in (s.cwd, *s.alts)))
+    if len(places) > MAX_ALTERNATIVES + 1:
+        known = False
+    tables = [dict(s.vars) for s in real]
+    names = dict.fromkeys(name for table in tables for name in table)
+    merged: list[tuple[str, str | None]] = []
+    for name in names:
+        # A name one way did not assign has the value it had before: unknown here.
+        values = {table.get(name) for table in tables}
+        merged.append((name, values.pop() if len(values) == 1 else None))
+    globbing = frozenset(o for s in real for o in s.globbing)
+    return State(first.cwd, known, tuple(places[1:]) if known else (), tuple(merged), globbing)
 
 
 @dataclass
@@ -137,8 +184,18 @@ class Sink:
     findings: list[str] = field(default_factory=list)
     cwd: str = "/"
     cwd_known: bool = True
+    #: Other directories the shell may be in (see :class:`State`).
+    alts: tuple[str, ...] = ()
+    #: Globbing options the line set (``shopt -s nocaseglob``, ``set -f``: ``noglob``).
+    globbing: frozenset[str] = frozenset()
+    #: How the last ``cd`` may have ended, for the walker: ``None`` it surely
+    #: succeeded; a directory (with whether it is known) where the shell stays if
+    #: it failed; :data:`UNSET` no ``cd`` (the command's own status says nothing).
+    cd_fail: object = UNSET
     #: Drafts already made for a command text in one place (see Walker._command).
-    memo: dict[tuple[object, ...], tuple[list[Draft], str, bool]] = field(default_factory=dict)
+    memo: dict[tuple[object, ...], tuple[list[Draft], State, object]] = field(
+        default_factory=dict
+    )
     #: The workspace the call runs in (``source`` files are named relative to it).
     workspace: str = "/"
     #: Variables the call's environment fixes, as the command sees them (``HOME``,
@@ -163,6 +220,24 @@ class Sink:
     #: Why the command is too large to analyse (a re-read over the node budget).
     refused: str | None = None
 
+    @property
+    def cwd_sure(self) -> bool:
+        """The shell is in ``cwd`` and nowhere else."""
+        return self.cwd_known and not self.alts
+
+    def places(self) -> tuple[str, ...]:
+        """Every directory the shell may be in (``()``: not known)."""
+        return (self.cwd, *self.alts) if self.cwd_known else ()
+
+    def state(self) -> State:
+        return State(self.cwd, self.cwd_known, self.alts, tuple(self.vars.items()),
+                     self.globbing)  # fmt: skip
+
+    def restore(self, state: State) -> None:
+        self.cwd, self.cwd_known, self.alts = state.cwd, state.known, state.alts
+        self.vars = dict(state.vars)
+        self.globbing = state.globbing
+
     def value(self, name: str, *, quoted: bool) -> str | None:
         """The value ``$name`` expands to where the analysis knows it, else ``None``.
 
@@ -173,7 +248,7 @@ class Sink:
         if name in self.vars:
             value = self.vars[name]
         elif name == "PWD":
-            value = self.cwd if self.cwd_known else None
+            value = self.cwd if self.cwd_sure else None
         else:
             value = self.env.get(name)
         if value is None or (not quoted and (not value or _SPLIT_OR_GLOB.search(value))):

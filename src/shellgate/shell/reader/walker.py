@@ -25,7 +25,7 @@ from tree_sitter import Node
 
 from shellgate.shell.reader import _parser, misreads
 from shellgate.shell.reader._parser import SKIP, text
-from shellgate.shell.reader.drafts import Draft, Extra, Runs, Sink
+from shellgate.shell.reader.drafts import UNSET, Draft, Extra, Runs, Sink, State, merge_states
 from shellgate.shell.reader.heredoc_lexer import Heredoc, prepare
 from shellgate.shell.reader.heredocs import backtick_spans
 from shellgate.shell.reader.redirects import REDIRECT_TYPES, read_redirect
@@ -120,17 +120,17 @@ class Walker:
                 "not analysed further"
             )
             return
-        saved = (self.ctx, self.depth, self.sink.cwd, self.sink.cwd_known)
-        variables = dict(self.sink.vars)
+        saved = (self.ctx, self.depth)
+        state, pending = self.sink.state(), self.sink.cd_fail
         self.ctx = (*self.ctx, label)
         self.depth += 1
         try:
             fn(node)
         finally:
-            self.ctx, self.depth = saved[0], saved[1]
+            self.ctx, self.depth = saved
             if scoped:
-                self.sink.cwd, self.sink.cwd_known = saved[2], saved[3]
-                self.sink.vars = variables
+                self.sink.restore(state)
+                self.sink.cd_fail = pending
 
     def payload(self, label: str, source: str) -> None:
         """Parse a shell string that will be run (``bash -c``…) as nested commands."""
@@ -142,8 +142,7 @@ class Walker:
         root = _parser.parse(patched)
         if root.has_error:
             self.sink.note(f"parse error in {label} '{source[:60]}'")
-        saved = (self.sink.cwd, self.sink.cwd_known)
-        variables = dict(self.sink.vars)
+        state, pending = self.sink.state(), self.sink.cd_fail
         try:
             # Inside a re-read, nested payloads are not re-read again (only noted):
             # each level re-reading its children's re-reads would grow as 2^depth.
@@ -154,8 +153,8 @@ class Walker:
             )  # fmt: skip
             nested.run(root)
         finally:
-            self.sink.cwd, self.sink.cwd_known = saved
-            self.sink.vars = variables
+            self.sink.restore(state)
+            self.sink.cd_fail = pending
 
     def _printed(self, node: Node) -> str | None:
         """What a command substitution prints, where that is known: ``$(pwd)`` the
@@ -173,7 +172,7 @@ class Walker:
             return None
         words = [text(self.source, c.start_byte, c.end_byte) for c in command.children]
         if words == ["pwd"] and not redirects:
-            return self.sink.cwd if self.sink.cwd_known else None
+            return self.sink.cwd if self.sink.cwd_sure else None
         if words == ["cat"] and len(redirects) == 1:
             op = next((c for c in redirects[0].children if c.type == "<"), None)
             heredoc = self.heredocs.get(op.start_byte) if op is not None else None
@@ -186,7 +185,7 @@ class Walker:
         its matches, sorted, or the word itself when none match. ``None`` (a
         finding) where the directory is unknown or the matches are too many; a
         match that begins with ``-`` would be read as an option: a finding."""
-        if not self.sink.cwd_known or self.opaque:
+        if not self.sink.cwd_sure or self.opaque:
             return None
         pattern = "".join(c if m != "_" or c not in "*?[]" else glob.escape(c)
                           for c, m in zip(value, mask, strict=True))  # fmt: skip
@@ -332,11 +331,45 @@ class Walker:
     # -- statements --------------------------------------------------------------
 
     def block(self, node: Node) -> None:
-        for child in node.children:
+        children = node.children
+        for index, child in enumerate(children):
             if child.is_named and child.type not in SKIP:
-                self.statement(child)
+                after = children[index + 1] if index + 1 < len(children) else None
+                if after is not None and after.type == "&":
+                    # In the background: a subshell, whose cd and assignments do not last.
+                    state = self.sink.state()
+                    self.statement(child)
+                    self.sink.restore(state)
+                else:
+                    self.statement(child)
 
     def statement(self, node: Node, extra: Extra | None = None) -> None:
+        """Walk one statement; the next one runs whether it succeeded or not."""
+        ok, failed = self.outcomes(node, extra)
+        merged = merge_states([ok, failed])
+        if merged is not None:
+            self.sink.restore(merged)
+
+    def outcomes(self, node: Node, extra: Extra | None = None) -> tuple[State | None, State | None]:
+        """Walk one statement; return the state the shell is in if it succeeds and if
+        it fails (``None``: it cannot). Only a ``cd`` tells them apart: the shell
+        stays where it was when one fails (no such directory, not one, no right)."""
+        self.sink.cd_fail = UNSET
+        self.dispatch(node, extra)
+        fail, self.sink.cd_fail = self.sink.cd_fail, UNSET
+        ok = self.sink.state()
+        if fail is UNSET:
+            return ok, ok
+        if fail is None:
+            return ok, None
+        assert isinstance(fail, tuple)
+        cwd: str = fail[0]
+        known: bool = fail[1]
+        alts: tuple[str, ...] = fail[2]
+        return ok, State(cwd, known, alts, ok.vars, ok.globbing)
+
+    def dispatch(self, node: Node, extra: Extra | None = None) -> None:
+        """Walk one statement, leaving ``Sink.cd_fail`` as its last ``cd`` set it."""
         kind = node.type
         handler = _HANDLERS.get(kind)
         if handler is not None:
@@ -354,19 +387,24 @@ class Walker:
     def _command(self, node: Node, extra: Extra | None) -> None:
         # The same command text in the same place and directory drafts the same
         # segments: replay them (padding with thousands of copies stays cheap).
+        # Everything a command's reading depends on is in the key: the shell's state
+        # (directory, variables, globbing), and the files and links the line made.
         key: tuple[object, ...] | None = None
         if extra is None and not self.inherited and not self._holds_heredoc(node):
             raw = self.source[node.start_byte : node.end_byte]
-            key = (raw, self.ctx, self.depth, self.sink.cwd, self.sink.cwd_known)
+            key = (raw, self.ctx, self.depth, self.sink.state(), len(self.sink.written),
+                   len(self.sink.links))  # fmt: skip
             hit = self.sink.memo.get(key)
             if hit is not None:
-                self.sink.drafts.extend(hit[0])
-                self.sink.cwd, self.sink.cwd_known = hit[1], hit[2]
+                drafts, state, fail = hit
+                self.sink.drafts.extend(drafts)
+                self.sink.restore(state)
+                self.sink.cd_fail = fail
                 return
         start = len(self.sink.drafts)
         self._fresh_command(node, extra)
         if key is not None:
-            self.sink.memo[key] = (self.sink.drafts[start:], self.sink.cwd, self.sink.cwd_known)
+            self.sink.memo[key] = (self.sink.drafts[start:], self.sink.state(), self.sink.cd_fail)
 
     def _holds_heredoc(self, node: Node) -> bool:
         """Whether a lexed heredoc's operator lies in ``node`` (its text, with the
@@ -528,15 +566,15 @@ class Walker:
         )
         self.sink.drafts.append(draft)
         # A program runs in a child process: a `cd` it names changes nothing here.
-        saved = (self.ctx, self.depth, self.sink.cwd, self.sink.cwd_known)
-        variables = dict(self.sink.vars)
+        saved = (self.ctx, self.depth)
+        state, pending = self.sink.state(), self.sink.cd_fail
         self.ctx, self.depth = draft.context, self.depth + 1
         try:
             self._nested_of(draft, extra)
         finally:
-            self.ctx, self.depth = saved[0], saved[1]
-            self.sink.cwd, self.sink.cwd_known = saved[2], saved[3]
-            self.sink.vars = variables
+            self.ctx, self.depth = saved
+            self.sink.restore(state)
+            self.sink.cd_fail = pending
 
     def words_of(self, node: Node, findings: list[str]) -> list[str]:
         """Quote-removed words of a test or declaration, operators kept as written."""
