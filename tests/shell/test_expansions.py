@@ -159,6 +159,38 @@ def test_a_literal_assignment_earlier_in_the_line_is_followed(tree: Path) -> Non
     assert all(s.findings for s in later if s.argv[:1] == ("echo",))
 
 
+@pytest.mark.parametrize(
+    ("command", "written"),
+    [
+        # a value that may not have been assigned: the write may go to either
+        ("export CI=.git/hooks/pre-commit; false && export CI=x; echo x > $CI", None),
+        ("export CI=.git/hooks/pre-commit; if false; then export CI=x; fi; echo x > $CI", None),
+        ("export CI=.git/hooks/pre-commit; case a in b) export CI=x;; esac; echo x > $CI", None),
+        # in the background: a subshell's assignment does not last
+        ("export CI=.git/hooks/pre-commit; export CI=x & echo x > $CI", ".git/hooks/pre-commit"),
+        # += appends
+        ("export CI=.git/hooks/pre; export CI+=-commit; echo x > $CI", ".git/hooks/pre-commit"),
+        # builtins that set the names they are given
+        ("export CI=x; printf -v CI .git/hooks/pre-commit; echo x > $CI", None),
+        ("export CI=x; read CI <<< .git/hooks/pre-commit; echo x > $CI", None),
+        ("export CI=x; for CI in .git/hooks/pre-commit; do :; done; echo x > $CI", None),
+        ("export CI=x; CI=.git/hooks/pre-commit export CI; echo x > $CI", None),
+        ('export CI=x; export "CI=.git/hooks/pre-commit"; echo x > $CI', None),
+        # an attribute that changes what is stored (-l lowercases)
+        ("declare -l CI=.GIT/HOOKS/PRE-COMMIT; echo x > $CI", None),
+    ],
+)
+def test_a_variable_is_known_only_as_every_way_through_the_line_leaves_it(
+    tree: Path, command: str, written: str | None
+) -> None:
+    """``None``: the target is not known (a finding)."""
+    echo = analyse(command, workdir=str(tree)).segments[-1]
+    if written is None:
+        assert any("expansion" in f for f in echo.findings), (echo.write_paths, echo.findings)
+    else:
+        assert echo.write_paths == (f"{tree}/{written}",)
+
+
 def test_home_changed_by_the_line_moves_tilde(tree: Path) -> None:
     [_, echo] = analyse(f"HOME={tree}; echo x > ~/.bashrc", workdir=str(tree)).segments
     assert f"{tree}/.bashrc" in echo.write_paths

@@ -104,6 +104,7 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
     _links(sink, links)
     draft.cwd = sink.cwd if sink.cwd_sure else ""  # before its own cd moves the shell
     _track_cd(draft, sink)
+    _forget_set_names(draft, sink)
     # Keep order, drop repeats: one construct seen through several forms is one finding.
     draft.findings = list(dict.fromkeys(findings))
     return list(dict.fromkeys(payloads))
@@ -296,6 +297,33 @@ def _track_cd(draft: Draft, sink: Sink) -> None:
         if sink.cwd_known and all(_surely_enters(place, sink) for place in places):
             sink.cd_fail = None
         return
+
+
+#: Builtins that set the variables they name (``read X``, ``printf -v X``…).
+_SETTERS = frozenset({"read", "mapfile", "readarray", "getopts", "wait", "let", "export",
+                      "readonly", "declare", "typeset", "local", "unset"})  # fmt: skip
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _forget_set_names(draft: Draft, sink: Sink) -> None:
+    """A variable a builtin sets (``read X``, ``printf -v X``, ``getopts o X``,
+    ``let X=1``, ``X=v export X``, which keeps ``v``) holds what the line cannot
+    know: later words that expand it are findings. (A literal ``export X=v`` is
+    committed after this, by the walker.)"""
+    for form in draft.forms[:4]:
+        if not form:
+            continue
+        words: list[str] = []
+        if form[0] == "printf":
+            words = [w[2:] or (form[i + 2] if i + 2 < len(form) else "")
+                     for i, w in enumerate(form[1:]) if w.startswith("-v")]  # fmt: skip
+        elif form[0] in _SETTERS:
+            words = list(form[1:])
+            words.extend(name for name, _ in draft.assignments)
+        for word in words:
+            name = word.partition("=")[0].removesuffix("+").partition("[")[0]
+            if _NAME.fullmatch(name):
+                sink.vars[name] = None
 
 
 def _surely_enters(path: str, sink: Sink) -> bool:

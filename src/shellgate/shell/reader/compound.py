@@ -387,9 +387,24 @@ def declaration(walker: Walker, node: Node, extra: Extra | None) -> None:
     findings: list[str] = []
     walker.assigned = []
     argv = tuple(walker.words_of(node, findings))
+    assigned = walker.assigned
     walker.add(node, argv, [], extra or Extra(), findings)
+    walker.assigned = assigned
+    names = [w.partition("=")[0].removesuffix("+") for w in argv[1:] if not w.startswith("-")]
+    letters = "".join(w[1:] for w in argv[1:] if w.startswith(("-", "+")) and "=" not in w)
+    if argv and argv[0] in ("declare", "typeset", "local") and set(letters) & set("lunaAciI"):
+        walker.sink.transformed.update(names)
     if node.type == "unset_command":
-        walker.assigned = [(name, None) for name in argv[1:] if not name.startswith("-")]
+        walker.assigned = [(name, None) for name in names]
+    else:
+        # A name set by a word the reader did not take for an assignment
+        # (`export "X=v"`) is not known.
+        taken = {name for name, _ in walker.assigned}
+        for word in argv[1:]:
+            name, eq, _ = word.partition("=")
+            name = name.removesuffix("+")
+            if eq and not word.startswith("-") and name not in taken:
+                walker.assigned.append((name, None))
     walker.commit_assignments()
 
 

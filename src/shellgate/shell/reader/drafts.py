@@ -204,6 +204,9 @@ class Sink:
     #: Variables the line assigned earlier (``X=1; echo $X``): the literal value,
     #: or ``None`` when it is not known (a dynamic value, ``unset``, ``read``).
     vars: dict[str, str | None] = field(default_factory=dict)
+    #: Names ``declare`` gave an attribute that changes what an assignment stores
+    #: (``-l``, ``-u``, ``-i``, ``-n``, ``-a``…): their values are never known.
+    transformed: set[str] = field(default_factory=set)
     #: Every path an earlier command of the line writes (a ``source`` of one is
     #: not trusted; a glob in one is not known in advance).
     written: set[str] = field(default_factory=set)

@@ -229,9 +229,10 @@ class Walker:
 
     def commit_assignments(self) -> None:
         """Assignments that outlive their statement (``X=1``, ``export X=1``): later
-        words of the line expand them."""
+        words of the line expand them (not a name ``declare`` gave an attribute
+        that changes what is stored: ``-l``, ``-u``, ``-i``, ``-n``, arrays)."""
         for name, value in self.assigned:
-            self.sink.vars[name] = value
+            self.sink.vars[name] = None if name in self.sink.transformed else value
         self.assigned = []
 
     def heredoc_body(self, body: str) -> None:
@@ -497,7 +498,12 @@ class Walker:
         elif value_nodes:
             word = self.words.read(value_nodes, findings)
             value = word.value
-            self.assigned.append((name, None if word.dynamic else value))
+            known = None if word.dynamic else value
+            if any(c.type == "+=" for c in node.children):
+                # NAME+=VALUE appends to what NAME holds.
+                held = self.sink.vars.get(name) if name in self.sink.vars else None
+                known = None if known is None or held is None else held + known
+            self.assigned.append((name, known))
             return name, value
         else:
             value = ""
