@@ -381,3 +381,27 @@ def test_a_cd_into_the_workspace_still_writes_there(
     rows = CD_ROWS + "p, agent, *, mkdir *, allow\n"
     verdict = decide(tmp_path, ws, rows, command)
     assert verdict.effect == "allow", (command, verdict.decision.reason)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # bash's bracket expressions: Python's glob matched nothing, so the word was
+        # read as written; bash matches .git
+        "cp pre-commit .gi[^x]/hooks/",
+        "cp pre-commit .gi[[:alpha:]]/hooks/",
+        # globbing options the line sets
+        "shopt -s nocaseglob; cp pre-commit .GI?/hooks/",
+        "shopt -s globstar; cp pre-commit .gi?/**/hooks/",
+        "shopt -s nullglob; cp pre-commit .git/hooks/pre-commit zzz*",
+    ],
+)
+def test_a_glob_that_bash_expands_to_a_protected_path_is_that_path(
+    tmp_path: Path, ws: Path, command: str
+) -> None:
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    (ws / "pre-commit").write_text("#!/bin/sh\n")
+    rows = ECHO + "p, agent, *, cp *, allow\np, agent, *, shopt *, allow\n" \
+        "p, agent, *, write:**, allow\n"
+    verdict = decide(tmp_path, ws, rows, command)
+    assert verdict.effect == "deny", (command, verdict.decision.reason)

@@ -105,6 +105,7 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
     draft.cwd = sink.cwd if sink.cwd_sure else ""  # before its own cd moves the shell
     _track_cd(draft, sink)
     _forget_set_names(draft, sink)
+    _globbing(draft, sink)
     # Keep order, drop repeats: one construct seen through several forms is one finding.
     draft.findings = list(dict.fromkeys(findings))
     return list(dict.fromkeys(payloads))
@@ -324,6 +325,37 @@ def _forget_set_names(draft: Draft, sink: Sink) -> None:
             name = word.partition("=")[0].removesuffix("+").partition("[")[0]
             if _NAME.fullmatch(name):
                 sink.vars[name] = None
+
+
+#: Shell options later globs (and a pipeline's last command) are read with.
+_GLOBBING = frozenset({"nocaseglob", "globstar", "nullglob", "dotglob", "lastpipe"})
+
+
+def _globbing(draft: Draft, sink: Sink) -> None:
+    """``shopt -s|-u nocaseglob …`` and ``set -f``/``+f`` (``-o noglob``): the
+    options the line's later globs are expanded with."""
+    form = draft.argv
+    if not form or form[0] not in ("shopt", "set"):
+        return
+    options = set(sink.globbing)
+    if form[0] == "shopt":
+        flags = "".join(w[1:] for w in form[1:] if w.startswith("-"))
+        names = (frozenset({"noglob"}) if "o" in flags else _GLOBBING) & set(form[1:])
+        if "s" in flags:
+            options |= names
+        elif "u" in flags:
+            options -= names
+    else:
+        words = list(form[1:])
+        for i, word in enumerate(words):
+            if word in ("-", "--") or word[:1] not in ("-", "+"):
+                break
+            on = word[0] == "-"
+            letters = word[1:]
+            named = "o" in letters and i + 1 < len(words) and words[i + 1] == "noglob"
+            if "f" in letters or named:
+                options = options | {"noglob"} if on else options - {"noglob"}
+    sink.globbing = frozenset(options)
 
 
 def _surely_enters(path: str, sink: Sink) -> bool:

@@ -15,7 +15,6 @@ Invariants:
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 import shlex
@@ -23,7 +22,7 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
-from shellgate.shell.reader import _parser, misreads
+from shellgate.shell.reader import _parser, globbing, misreads
 from shellgate.shell.reader._parser import SKIP, text
 from shellgate.shell.reader.drafts import UNSET, Draft, Extra, Runs, Sink, State, merge_states
 from shellgate.shell.reader.heredoc_lexer import Heredoc, prepare
@@ -41,8 +40,6 @@ SAME_SHELL = frozenset({
 })  # fmt: skip
 #: A glob's words and a finding about them.
 GlobRead = tuple[tuple[str, ...], str | None]
-#: More matches than this and a glob is not read (its words are a finding).
-_MAX_GLOB_MATCHES = 1024
 #: The context of commands drafted from inside a parse error (``Segment.fragment``).
 PARSE_ERROR = "parse error"
 #: Redirections that give a command its stdin (a pipe's output is then not it).
@@ -181,29 +178,28 @@ class Walker:
         return None
 
     def _glob(self, value: str, mask: str, shown: str) -> GlobRead | None:
-        """An unquoted glob read as bash reads it, in the segment's directory now:
-        its matches, sorted, or the word itself when none match. ``None`` (a
-        finding) where the directory is unknown or the matches are too many; a
-        match that begins with ``-`` would be read as an option: a finding."""
+        """An unquoted glob read as bash reads it (``reader/globbing.py``), in the
+        segment's directory now, with the globbing options the line set: its
+        matches, sorted, or the word itself when none match. ``None`` (a finding)
+        where the directory is unknown or the matches are too many; a match that
+        begins with ``-`` would be read as an option: a finding."""
         if not self.sink.cwd_sure or self.opaque:
             return None
-        pattern = "".join(c if m != "_" or c not in "*?[]" else glob.escape(c)
-                          for c, m in zip(value, mask, strict=True))  # fmt: skip
         self.sink.fs = True
-        found: list[str] = []
-        for match in glob.iglob(pattern, root_dir=self.sink.cwd):
-            found.append(match)
-            if len(found) > _MAX_GLOB_MATCHES:
-                return None
-        base = pattern[: min(pattern.find(c) for c in "*?[" if c in pattern)]
+        found = globbing.expand(value, mask, self.sink.cwd, self.sink.globbing)
+        if found is None:
+            return None
+        unquoted = [i for i, m in enumerate(mask) if m in "*?["]
+        base = value[: unquoted[0]] if unquoted else value
         directory = os.path.normpath(os.path.join(self.sink.cwd, os.path.dirname(base)))
-        self.globbed.append((directory, tuple(found)))
-        if not found:
-            return (value,), None
-        dashed = next((m for m in found if m.startswith("-")), None)
+        matched = tuple(found) if found != [value] else ()
+        self.globbed.append((directory, matched))
+        if not matched:
+            return tuple(found), None
+        dashed = next((m for m in matched if m.startswith("-")), None)
         finding = None if dashed is None else \
             f"glob '{shown}' matches '{dashed[:40]}', which the command would read as an option"
-        return tuple(sorted(found)), finding
+        return matched, finding
 
     def _brace_command(self, node: Node) -> bool:
         """``{rm,-rf,/} x``: bash expands a brace word in command position and runs
