@@ -20,6 +20,7 @@ from shellgate.shell.catalog.environment import SAFE_ASSIGNMENTS, check_subscrip
 from shellgate.shell.catalog.inline_code import read_code
 from shellgate.shell.forms import read_argv
 from shellgate.shell.reader.drafts import Argv, Draft, Nested, Sink
+from shellgate.shell.reader.redirects import UNKNOWN_BODY
 
 _PROMPTS = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"})
 #: ``~+``, ``~-``, ``~N``, ``~+N``, ``~-N``: bash's directory tildes.
@@ -79,7 +80,8 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
         payloads.extend(read.payloads)
         payloads.extend(read.programs)
         if read.stdin_shell:
-            payloads.extend(("stdin script", content) for content in stdin_texts if content)
+            payloads.extend(("stdin script", content.removeprefix(UNKNOWN_BODY))
+                            for content in stdin_texts if content)  # fmt: skip
         draft.mentions = list(read.mentions)
         draft.reads = list(read.reads)
         if read.stdin_code is not None:
@@ -147,6 +149,12 @@ def _stdin_code(
         findings.append(f"'{name}' reads code from stdin the analysis cannot see")
         return
     for text in stdin_texts:
+        if text.startswith(UNKNOWN_BODY):
+            findings.append(
+                f"'{name}' stdin code is a heredoc body bash expands ($…, backticks) into "
+                "text the analysis cannot know"
+            )
+            text = text[len(UNKNOWN_BODY) :]
         code = read_code(language, text, f"'{name}' stdin")
         findings.extend(code.findings)
         draft.mentions.extend(code.mentions)
