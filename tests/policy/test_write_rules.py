@@ -298,6 +298,11 @@ p, agent, *, write:**, allow
         ("echo x | tee scripts/new.sh", "ask"),
         ("cd src && echo x > ../.venv/bin/activate", "ask"),
         ("ln -s .venv/bin/activate a && echo x > a", "ask"),
+        # a directory on the way to a trusted file: replacing it replaces the file
+        ("mv mine .venv/bin", "ask"), ("mv .venv old && mv mine .venv", "ask"),
+        ("cp -t .venv/bin mine/bin/activate", "ask"), ("cp -r mine/. .venv/", "ask"),
+        ("cp mine/bin/activate .venv/bin/", "ask"), ("cp x scripts/", "ask"),
+        ("cp x .venv/lib/x", "allow"), ("cp x src/", "allow"),
         ("echo x > via-link", "ask"),  # a symlink on disk to the trusted file
         ("python -c \"open('.venv/bin/activate', 'w').write('id')\"", "ask"),
         ("python3 - <<'EOF'\nopen('scripts/dev.sh', 'a').write('id')\nEOF", "ask"),
@@ -314,7 +319,10 @@ def test_a_file_a_source_rule_trusts_cannot_be_rewritten_unasked(
     (ws / "scripts").mkdir()
     (ws / "scripts" / "dev.sh").write_text("# dev\n")
     (ws / "via-link").symlink_to(ws / ".venv" / "bin" / "activate")
-    verdict = decide(tmp_path, ws, SOURCE_ROWS, command)
+    (ws / "mine" / "bin").mkdir(parents=True)
+    (ws / "mine" / "bin" / "activate").write_text("id\n")
+    (ws / ".venv" / "lib").mkdir()
+    verdict = decide(tmp_path, ws, SOURCE_ROWS + "p, agent, *, mv *, allow\n", command)
     assert verdict.effect == effect, (command, verdict.decision.reason)
     if effect == "ask" and "source" not in command:
         assert "trusts to run in the shell" in verdict.decision.reason
