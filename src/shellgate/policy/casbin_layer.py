@@ -16,6 +16,7 @@ whole, never a half-loaded set, and never waits for a reload.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -106,6 +107,8 @@ class RuleFinder(Protocol):
 
     def best_naming(self, subject: str, tenant: str, text: str, probe: str) -> Rule | None: ...
 
+    def source_rules(self, subject: str, tenant: str) -> list[Rule]: ...
+
 
 class PolicyEngine:
     """Every configured policy set, immutable once built.
@@ -190,6 +193,25 @@ class PolicyEngine:
                 rule = index.best_naming(subject, tenant, f"source {name}", f"source {PROBE}")
                 if rule is not None:
                     return rule
+        return None
+
+    def trusted_below(self, subject: str, tenant: str, names: Sequence[str]) -> Rule | None:
+        """An allow rule naming ``source FILE`` for a FILE below one of the directories
+        ``names`` (``mv mine .venv``, ``cp -t .venv/bin x`` replace what
+        ``source .venv/bin/activate`` trusts): writing the directory may change it."""
+        for index in self.indexes:
+            for rule in index.source_rules(subject, tenant):
+                if rule.pattern.matches(f"source {PROBE}"):
+                    continue  # `source *` names no file
+                words = rule.pattern.text.split(" ", 1)
+                file = words[1].removesuffix(" *") if len(words) == 2 else ""
+                parts = file.split("/")
+                for name in names:
+                    here = name.rstrip("/").split("/")
+                    if len(parts) > len(here) and all(
+                        fnmatch.fnmatchcase(d, p) for d, p in zip(here, parts, strict=False)
+                    ):
+                        return rule
         return None
 
     def match_write(

@@ -174,6 +174,17 @@ class PolicyIndex:
                             break
         return best
 
+    def source_rules(self, subject: str, tenant: str) -> list[Rule]:
+        """The allow rules on ``source …`` for the subject's roles, in casbin's order."""
+        tenants = (tenant,) if tenant == "*" else (tenant, "*")
+        found: list[Rule] = []
+        for name in self.names(subject, tenant):
+            for where in tenants:
+                bucket = self._buckets.get((where, name))
+                if bucket is not None:
+                    found.extend(r for r in bucket.by_word.get("source", ()) if r.effect == "allow")
+        return found
+
     def best_write(
         self, subject: str, tenant: str, text: str, *, allow: bool = True
     ) -> Rule | None:

@@ -86,6 +86,16 @@ class ReferenceEnforcer:
                 return rule
         return None
 
+    def source_rules(self, subject: str, tenant: str) -> list[Rule]:
+        """The allow rules on ``source …`` for the roles casbin gives the subject."""
+        roles = {subject, *self._enforcer.get_implicit_roles_for_user(subject, tenant)}
+        if tenant != "*":
+            roles |= set(self._enforcer.get_implicit_roles_for_user(subject, "*"))
+        ordered = sorted(self.source.rules, key=lambda r: (-STRICTNESS[r.effect], r.order))
+        return [r for r in ordered if r.effect == "allow" and not r.pattern.is_write
+                and r.subject in roles and r.tenant in (tenant, "*")
+                and r.pattern.text.startswith("source ")]  # fmt: skip
+
     def best_write(
         self, subject: str, tenant: str, text: str, *, allow: bool = True
     ) -> Rule | None:

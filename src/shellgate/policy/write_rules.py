@@ -84,6 +84,8 @@ class WriteRulesLayer:
         real = realpath(write.path)
         names = [shown] if shown == real else [shown, real]
         trusted = engine.trusted_source(call.subject, call.tenant, names)
+        if trusted is None:
+            trusted = engine.trusted_below(call.subject, call.tenant, names)
         if trusted is not None:
             return Decision(
                 effect="ask",
