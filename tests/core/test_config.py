@@ -31,10 +31,11 @@ def test_defaults_match_the_documented_file() -> None:
         False,
         True,
     )
-    assert (cfg.policy.subject, cfg.policy.tenant, cfg.policy.default) == (
+    assert (cfg.policy.subject, cfg.policy.tenant, cfg.policy.default, cfg.policy.baseline) == (
         "agent",
         "default",
-        "ask",
+        "sandbox",
+        True,
     )
     assert cfg.approval.mode == "deny"
 
@@ -279,7 +280,8 @@ def test_a_configured_policy_set_is_not_the_default(tmp_path: Path) -> None:
         pytest.param("[executor.limits]\nopen_file = 5\n", "unknown key 'executor.limits.open_file'",
                      "did you mean 'executor.limits.open_files'?", id="nested"),
         pytest.param("[policy]\nzzz = 1\n", "unknown key 'policy.zzz'",
-                     "[policy] takes: paths, subject, tenant, default, plugins", id="no-near-miss"),
+                     "[policy] takes: paths, subject, tenant, default, baseline, plugins",
+                     id="no-near-miss"),
         pytest.param("[zzz]\nx = 1\n", "unknown key 'zzz'",
                      "the sections are: executor, sandbox, policy, approval, audit", id="no-section"),
     ],

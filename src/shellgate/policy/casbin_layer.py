@@ -16,6 +16,7 @@ whole, never a half-loaded set, and never waits for a reload.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -145,12 +146,19 @@ class PolicyEngine:
     def rule_count(self) -> int:
         return sum(len(i.source.rules) for i in self.indexes)
 
+    @functools.cached_property
+    def sandboxes(self) -> bool:
+        """Whether any rule of any set has the effect ``sandbox`` (an engine never
+        changes, so this is computed once)."""
+        return any(rule.effect == "sandbox" for i in self.indexes for rule in i.source.rules)
+
     def rules_for(self, subject: str, tenant: str) -> int:
         """How many rules of all sets apply to ``subject`` in ``tenant`` (its own and its
         roles'): 0 means only the built-in layers and the closing default decide for it."""
         return sum(
             (i if isinstance(i, PolicyIndex) else PolicyIndex(i.source)).rules_for(subject, tenant)
             for i in self.indexes
+            if not i.source.everyone  # the baseline binds everyone: it names nobody
         )
 
     def match(self, subject: str, tenant: str, segment: Segment) -> Match | None:

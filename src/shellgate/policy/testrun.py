@@ -62,7 +62,7 @@ def _parse_row(raw: str, file: Path, line: int) -> Case:
         command = next(csv.reader([command]))[0]
     if expected not in EFFECTS:
         raise PolicyError(f"{file}:{line}: unknown expected decision {expected!r} "
-                          "(expected allow, ask or deny)")
+                          "(expected allow, sandbox, ask or deny)")
     if not subject or not tenant or not command:
         raise PolicyError(f"{file}:{line}: empty subject, tenant or command")
     effect: Effect = expected  # checked against EFFECTS above
