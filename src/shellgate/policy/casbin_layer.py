@@ -278,8 +278,12 @@ class CasbinLayer:
         *,
         store: str | None = None,
         store_sets: Sequence[str] = (),
+        after: Sequence[Path] = (),
     ) -> None:
-        self.paths = tuple(Path(p) for p in paths)
+        # ``after``: file sets loaded after everything else, a store's sets included
+        # (the packaged baseline: where another set denies too, that one is reported).
+        self.paths = tuple(Path(p) for p in (*paths, *after))
+        self.after = len(after)
         self.store = store
         self.store_sets = tuple(store_sets)
         self._pins: dict[int, PolicyState] = {}
@@ -295,7 +299,7 @@ class CasbinLayer:
         if self._loader is None:
             from shellgate.policy.live import PolicyLoader
 
-            self._loader = PolicyLoader(self.paths, self.store, self.store_sets)
+            self._loader = PolicyLoader(self.paths, self.store, self.store_sets, after=self.after)
         return self._loader
 
     @property

@@ -51,10 +51,12 @@ def register_layers(pm: pluggy.PluginManager, config: Config) -> None:
     # With a store and no explicit [policy] paths, the store alone: the packaged
     # default set is not added (docs/fleet.md).
     listed = () if pol.store is not None and config.default_policy is not None else pol.paths
-    # The baseline (catastrophic denies) after the listed file sets, under whatever
-    # is listed or stored, unless [policy] baseline = false (docs/policies.md).
+    # The baseline (catastrophic denies) under whatever is listed or stored, loaded
+    # last, unless [policy] baseline = false (docs/policies.md).
     paths = config.policy_paths(listed)
-    rules = CasbinLayer(paths, store=pol.store, store_sets=pol.store_sets)
+    after = paths[len(listed):]
+    rules = CasbinLayer(paths[: len(listed)], store=pol.store, store_sets=pol.store_sets,
+                        after=after)
     pm.register(rules, name=rules.name)
     writes = WriteRulesLayer(rules, pol.default)
     pm.register(writes, name=writes.name)
