@@ -16,12 +16,18 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Effect = Literal["allow", "ask", "deny"]
+#: ``sandbox``: run it without asking, but confined (the bwrap executor in
+#: workspace-write mode, network off); where it cannot be confined it is an ``ask``.
+Effect = Literal["allow", "sandbox", "ask", "deny"]
 SandboxMode = Literal["read-only", "workspace-write", "full-access"]
 ExecutorKind = Literal["local", "bwrap"]
 
 #: Strictness order of effects: a higher number always wins.
-STRICTNESS: dict[Effect, int] = {"allow": 0, "ask": 1, "deny": 2}
+STRICTNESS: dict[Effect, int] = {"allow": 0, "sandbox": 1, "ask": 2, "deny": 3}
+
+#: Effects that let a command run without a person: matched on the literal argv
+#: only (a wrapper or a normalised form never earns them), never a finding's.
+LOOSE: frozenset[Effect] = frozenset({"allow", "sandbox"})
 
 #: Sandbox modes from narrowest to widest.
 MODE_ORDER: tuple[SandboxMode, ...] = ("read-only", "workspace-write", "full-access")

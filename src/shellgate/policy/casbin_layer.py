@@ -17,6 +17,7 @@ whole, never a half-loaded set, and never waits for a reload.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -148,12 +149,19 @@ class PolicyEngine:
     def rule_count(self) -> int:
         return sum(len(i.source.rules) for i in self.indexes)
 
+    @functools.cached_property
+    def sandboxes(self) -> bool:
+        """Whether any rule of any set has the effect ``sandbox`` (an engine never
+        changes, so this is computed once)."""
+        return any(rule.effect == "sandbox" for i in self.indexes for rule in i.source.rules)
+
     def rules_for(self, subject: str, tenant: str) -> int:
         """How many rules of all sets apply to ``subject`` in ``tenant`` (its own and its
         roles'): 0 means only the built-in layers and the closing default decide for it."""
         return sum(
             (i if isinstance(i, PolicyIndex) else PolicyIndex(i.source)).rules_for(subject, tenant)
             for i in self.indexes
+            if not i.source.everyone  # the baseline binds everyone: it names nobody
         )
 
     def match(self, subject: str, tenant: str, segment: Segment) -> Match | None:
@@ -307,8 +315,12 @@ class CasbinLayer:
         *,
         store: str | None = None,
         store_sets: Sequence[str] = (),
+        after: Sequence[Path] = (),
     ) -> None:
-        self.paths = tuple(Path(p) for p in paths)
+        # ``after``: file sets loaded after everything else, a store's sets included
+        # (the packaged baseline: where another set denies too, that one is reported).
+        self.paths = tuple(Path(p) for p in (*paths, *after))
+        self.after = len(after)
         self.store = store
         self.store_sets = tuple(store_sets)
         self._pins: dict[int, PolicyState] = {}
@@ -324,7 +336,7 @@ class CasbinLayer:
         if self._loader is None:
             from shellgate.policy.live import PolicyLoader
 
-            self._loader = PolicyLoader(self.paths, self.store, self.store_sets)
+            self._loader = PolicyLoader(self.paths, self.store, self.store_sets, after=self.after)
         return self._loader
 
     @property

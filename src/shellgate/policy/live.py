@@ -45,8 +45,10 @@ Fingerprint = tuple[tuple[int, int, int] | None, ...]
 class PolicyLoader:
     """File sets then store sets, cached by fingerprint and version (thread-safe)."""
 
-    def __init__(self, paths: Sequence[Path], store: str | None, store_sets: Sequence[str]):
+    def __init__(self, paths: Sequence[Path], store: str | None, store_sets: Sequence[str],
+                 *, after: int = 0):
         self.paths = tuple(paths)
+        self.after = after  # the last ``after`` file sets come after the store's sets
         self.store_sets = tuple(store_sets)
         self.db = None
         if store is not None:
@@ -120,16 +122,19 @@ class PolicyLoader:
             version = stored[0] if self.db is not None else None
             old = self._state
             if (old is not None and old.engine is not None and old.version == version
-                    and not force and self._unchanged(old.engine, files + stored[1])):
+                    and not force and self._unchanged(old.engine, stored[1], files)):
                 return old
-            state = PolicyState(PolicyEngine(files + stored[1]), version)
+            split = len(files) - self.after
+            state = PolicyState(PolicyEngine(files[:split] + stored[1] + files[split:]), version)
             self._state = state
             if apply is not None:
                 apply(state)
             return state
 
-    @staticmethod
-    def _unchanged(engine: PolicyEngine, indexes: list[RuleFinder]) -> bool:
+    def _unchanged(self, engine: PolicyEngine, stored: list[RuleFinder],
+                   files: list[RuleFinder]) -> bool:
+        split = len(files) - self.after
+        indexes = files[:split] + stored + files[split:]
         return len(engine.indexes) == len(indexes) and all(
             a is b for a, b in zip(engine.indexes, indexes, strict=True))
 

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from shellgate.config import Config
 from shellgate.errors import PolicyError
@@ -22,6 +24,8 @@ from shellgate.models import CallInfo, Effect, Verdict
 from shellgate.policy.loader import EFFECTS
 
 MAX_TEST_ROWS = 100_000
+#: A tests.csv line naming the closing default its rows are written for.
+_DECLARED = re.compile(r"#\s*default:\s*(\S+)")
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,7 @@ def _parse_row(raw: str, file: Path, line: int) -> Case:
         command = next(csv.reader([command]))[0]
     if expected not in EFFECTS:
         raise PolicyError(f"{file}:{line}: unknown expected decision {expected!r} "
-                          "(expected allow, ask or deny)")
+                          "(expected allow, sandbox, ask or deny)")
     if not subject or not tenant or not command:
         raise PolicyError(f"{file}:{line}: empty subject, tenant or command")
     effect: Effect = expected  # checked against EFFECTS above
@@ -88,6 +92,27 @@ def read_cases(directory: Path) -> list[Case]:
     return cases
 
 
+def declared_default(directory: Path) -> Effect | None:
+    """The closing default a set's ``tests.csv`` says its rows are written for: a
+    ``# default: sandbox|ask|deny`` line; ``None`` without one. Any other value is
+    a :class:`PolicyError` naming the line (``allow`` is never a closing default)."""
+    file = directory / "tests.csv"
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None  # read_cases reports an unreadable file
+    for line, raw in enumerate(text.splitlines(), start=1):
+        found = _DECLARED.match(raw)
+        if found is None:
+            continue
+        value = found.group(1)
+        if value not in ("sandbox", "ask", "deny"):
+            raise PolicyError(f"{file}:{line}: '# default: {value}': the closing default "
+                              "must be 'sandbox', 'ask' or 'deny'")
+        return cast("Effect", value)
+    return None
+
+
 def run_cases(directory: Path, config: Config, cases: list[Case]) -> list[Outcome]:
     """Run every case against the set at ``directory`` (and only that set)."""
     from shellgate.decider import Decider
@@ -97,6 +122,10 @@ def run_cases(directory: Path, config: Config, cases: list[Case]) -> list[Outcom
 
     paths = (directory,)
     policy = config.policy.model_copy(update={"paths": paths, "store": None})  # the set alone
+    if policy.default is None:  # the default the set's tests are written for, if they say
+        named = declared_default(directory)
+        if named is not None:
+            policy = policy.model_copy(update={"default": named})
     config = config.model_copy(update={"policy": policy})
     decider = Decider(config)
     layer = decider.pm.get_plugin("casbin")
