@@ -78,7 +78,7 @@ def decider_for(policy: Path, default: str | None) -> Decider:
     config = load_config(
         None, policy=chosen, audit={"path": None}, executor={"workspace": WORKDIR},
     )  # fmt: skip
-    print(f"   ({policy.name}: closing default {config.policy.default}, baseline "
+    print(f"   ({policy.name}: closing default {config.policy.closing_default}, baseline "
           f"{'on' if config.policy.baseline else 'off'})")
     return Decider(config)
 
