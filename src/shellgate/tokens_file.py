@@ -1,5 +1,5 @@
 """Token files, read strictly: the one reader behind ``shellgate mcp --http``'s bearer
-tokens (:mod:`shellgate.mcp_tokens`) and ``shellgate serve``'s logins
+tokens (:mod:`shellgate.mcp.tokens`) and ``shellgate serve``'s logins
 (:mod:`shellgate.console.tokens`).
 
 Invariants:

@@ -221,7 +221,7 @@ def test_make_approver_builds_the_queue(tmp_path: Path) -> None:
 
 
 def test_mcp_server_asks_the_queue_not_the_client(tmp_path: Path) -> None:
-    from shellgate.mcp_server import MCPHandlers
+    from shellgate.mcp.server import MCPHandlers
 
     handlers = MCPHandlers(queue_config(tmp_path, f"sqlite://{tmp_path / 'q.db'}"))
     assert isinstance(handlers.approver, QueueApprover)

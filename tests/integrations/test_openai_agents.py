@@ -380,7 +380,7 @@ def test_without_the_sdk_the_import_names_the_extra(monkeypatch: pytest.MonkeyPa
 
 def test_nothing_in_core_imports_the_sdk() -> None:
     code = (
-        "import sys, shellgate, shellgate.gate, shellgate.mcp_server, shellgate.integrations\n"
+        "import sys, shellgate, shellgate.gate, shellgate.mcp.server, shellgate.integrations\n"
         "import shellgate.cli\n"
         "assert 'agents' not in sys.modules, 'agents was imported'\n"
     )

@@ -660,7 +660,7 @@ def test_missing_pydantic_ai_names_the_extra() -> None:
 
 def test_core_never_imports_integrations() -> None:
     code = (
-        "import sys, shellgate, shellgate.gate, shellgate.mcp_server, shellgate.cli\n"
+        "import sys, shellgate, shellgate.gate, shellgate.mcp.server, shellgate.cli\n"
         "print(sorted(m for m in sys.modules if m.startswith(('pydantic_ai', "
         "'shellgate.integrations.'))))"
     )

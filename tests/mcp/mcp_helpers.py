@@ -27,7 +27,7 @@ from mcp.client.client import Client
 from mcp.client.session import ClientRequestContext, ClientSession, ElicitationFnT
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from shellgate.mcp_ask import APPROVAL_INPUT
+from shellgate.mcp.ask import APPROVAL_INPUT
 from shellgate.policy.loader import SHIPPED_MODEL
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import mcp_types as types
 
-from shellgate.mcp_server import CANCELLED, DECLINED, NO_ELICITATION
+from shellgate.mcp.server import CANCELLED, DECLINED, NO_ELICITATION
 from tests.mcp.mcp_helpers import (
     RawServer,
     ScriptedUser,

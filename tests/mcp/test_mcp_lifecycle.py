@@ -13,7 +13,7 @@ from mcp.client.session import ClientSession
 from mcp.shared.memory import create_client_server_memory_streams
 
 from shellgate.config import load_config
-from shellgate.mcp_server import ShellgateMCP
+from shellgate.mcp.server import ShellgateMCP
 from tests.conftest import pids_with_arg, wait_until
 from tests.mcp.mcp_helpers import (
     RawServer,

@@ -19,7 +19,7 @@ import mcp_types as types
 
 from shellgate.config import load_config
 from shellgate.gate import Gate
-from shellgate.mcp_ask import APPROVAL_INPUT, CANCELLED, DECLINED, NO_ELICITATION, ModernAsk
+from shellgate.mcp.ask import APPROVAL_INPUT, CANCELLED, DECLINED, NO_ELICITATION, ModernAsk
 from tests.mcp.mcp_helpers import (
     ACCEPT,
     DECLINE,

@@ -33,7 +33,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from shellgate.mcp_ask import DECLINED
+from shellgate.mcp.ask import DECLINED
 from tests.mcp.mcp_helpers import audit_records, server_argv, server_env, write_config
 
 NEVER_CALLED = ".*`elicitation_handler` will never be called"

@@ -13,8 +13,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from shellgate import mcp_wire
-from shellgate.mcp_wire import INVALID_REQUEST, PARSE_ERROR, Refused, read_line
+from shellgate.mcp import wire as mcp_wire
+from shellgate.mcp.wire import INVALID_REQUEST, PARSE_ERROR, Refused, read_line
 from tests.conftest import wait_until
 from tests.mcp.mcp_helpers import (
     RawServer,

@@ -13,8 +13,8 @@ import pytest
 
 from shellgate.config import load_config
 from shellgate.errors import ConfigError
-from shellgate.mcp_http import ShellgateHTTP
-from shellgate.mcp_tokens import FileTokenVerifier, Principal, load_tokens
+from shellgate.mcp.http import ShellgateHTTP
+from shellgate.mcp.tokens import FileTokenVerifier, Principal, load_tokens
 from tests.mcp.mcp_helpers import server_env
 from tests.mcp_http.http_helpers import ALICE, BOB, TOKENS, write_setup, write_tokens
 

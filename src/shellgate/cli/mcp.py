@@ -67,7 +67,7 @@ def register(app: typer.Typer) -> None:
 
         cfg = load_logged(config, log_level)
         try:
-            from shellgate.mcp_server import ShellgateMCP
+            from shellgate.mcp.server import ShellgateMCP
 
             server = ShellgateMCP(cfg)  # builds the gate: policy and plugins load here
         except ShellgateError as exc:
@@ -136,7 +136,7 @@ def _serve_http(config: Path | None, log_level: str, address: str, tokens: Path 
             hint="set [mcp] tokens_file in the config, or pass --tokens FILE (docs/mcp.md)",
         )
     try:
-        from shellgate.mcp_http import ShellgateHTTP, parse_address
+        from shellgate.mcp.http import ShellgateHTTP, parse_address
 
         host, port = parse_address(address)
         server = ShellgateHTTP(cfg, tokens_file=tokens_file, host=host, port=port)

@@ -2,7 +2,7 @@
 
 * **Legacy protocol** (``initialize``, 2025-11-25 and earlier) with the
   ``elicitation`` capability: the gate's approver sends a server-initiated
-  elicitation and waits inside the call (:class:`shellgate.mcp_server.ElicitationApprover`).
+  elicitation and waits inside the call (:class:`shellgate.mcp.server.ElicitationApprover`).
 * **Modern protocol** (2026-07-28, a per-request envelope, no back-channel) with
   the ``elicitation`` capability: a ``bash`` call whose decision needs a person
   is answered with an ``InputRequiredResult`` — one form-mode elicitation (the

@@ -1,7 +1,7 @@
 """The MCP door: the three tools over MCP stdio, one gate per server process.
 
 The request handlers (:class:`MCPHandlers`) are shared with the Streamable HTTP
-transport (:mod:`shellgate.mcp_http`), which routes each request to the gate of
+transport (:mod:`shellgate.mcp.http`), which routes each request to the gate of
 its bearer token's principal instead of the one gate.
 
 Invariants (stdio):
@@ -12,7 +12,7 @@ Invariants (stdio):
   in-flight calls are aborted and their results recorded before the gate closes.
   SIGHUP reopens the audit log and reloads the policy (the last good one stays if
   the new one does not load); the server keeps serving.
-* Only lines that are UTF-8 JSON-RPC reach the SDK (:mod:`shellgate.mcp_wire`);
+* Only lines that are UTF-8 JSON-RPC reach the SDK (:mod:`shellgate.mcp.wire`);
   a refused request whose id reads gets a JSON-RPC error, nothing in it runs.
 * The principal is the config's ``[policy] subject`` / ``tenant``; nothing in a
   tool call's arguments can change it (the gate validates arguments strictly, so
@@ -22,7 +22,7 @@ Invariants (stdio):
   (tools.md), ``isError`` set for tool errors, pending completion notices at the
   top. No exception from a call reaches the SDK as a protocol error: a bad call
   is the model's to read and correct.
-* ``ask`` goes through the channel the client negotiated (:mod:`shellgate.mcp_ask`):
+* ``ask`` goes through the channel the client negotiated (:mod:`shellgate.mcp.ask`):
   on the legacy protocol an elicitation to the client when it declared the
   capability; on the modern one an ``input_required`` result with a sealed request
   state (one gate decision per call); accept = allow once, decline or cancel =
@@ -50,11 +50,11 @@ from mcp.server.session import ServerSession
 from shellgate.approval import AllowApprover, Approver, DenyApprover, make_approver
 from shellgate.config import Config
 from shellgate.gate import Gate, ToolResult
-from shellgate.mcp_ask import CANCELLED as CANCELLED  # the tool texts, kept importable here
-from shellgate.mcp_ask import DECLINED as DECLINED
-from shellgate.mcp_ask import NO_ELICITATION as NO_ELICITATION
-from shellgate.mcp_ask import ModernAsk, question_text
-from shellgate.mcp_wire import Refused, stdio_wire
+from shellgate.mcp.ask import CANCELLED as CANCELLED  # the tool texts, kept importable here
+from shellgate.mcp.ask import DECLINED as DECLINED
+from shellgate.mcp.ask import NO_ELICITATION as NO_ELICITATION
+from shellgate.mcp.ask import ModernAsk, question_text
+from shellgate.mcp.wire import Refused, stdio_wire
 from shellgate.models import ApprovalAnswer, ApprovalRequest
 from shellgate.tools import render
 from shellgate.tools.tasks import Owner
@@ -156,7 +156,7 @@ class MCPHandlers:
     Each request is served by the gate and owner :meth:`route` picks for it: on
     stdio the one gate and the config's principal (:class:`ShellgateMCP`); over
     HTTP the gate of the request's bearer-token principal
-    (:class:`shellgate.mcp_http.ShellgateHTTP`).
+    (:class:`shellgate.mcp.http.ShellgateHTTP`).
     """
 
     def __init__(self, config: Config) -> None:

@@ -1,7 +1,7 @@
 """The MCP door over Streamable HTTP: ``shellgate mcp --http HOST:PORT``.
 
 The SDK's session manager and ASGI app, served by uvicorn, behind the SDK's
-bearer-token middleware; the request handlers are :mod:`shellgate.mcp_server`'s.
+bearer-token middleware; the request handlers are :mod:`shellgate.mcp.server`'s.
 
 Invariants:
 
@@ -9,7 +9,7 @@ Invariants:
   ``[mcp] allow_remote`` is true. On loopback the SDK's DNS-rebinding check
   (Host and Origin headers) is on.
 * Every request needs ``Authorization: Bearer <token>`` with a token from the
-  tokens file (:mod:`shellgate.mcp_tokens`); anything else is answered 401 with
+  tokens file (:mod:`shellgate.mcp.tokens`); anything else is answered 401 with
   ``WWW-Authenticate: Bearer`` before the MCP layer sees it. Tokens are never
   logged, put in an error or audited; a refused request is logged (method, path,
   client address) without its headers.
@@ -67,8 +67,8 @@ from shellgate.errors import ConfigError, ShellgateError
 from shellgate.gate import Gate
 from shellgate.listen import Address, url_of
 from shellgate.listen import parse_address as _parse_address
-from shellgate.mcp_server import MCPHandlers
-from shellgate.mcp_tokens import FileTokenVerifier, Principal, load_tokens, principal_of
+from shellgate.mcp.server import MCPHandlers
+from shellgate.mcp.tokens import FileTokenVerifier, Principal, load_tokens, principal_of
 from shellgate.tools.tasks import Owner
 
 logger = logging.getLogger("shellgate.mcp")
