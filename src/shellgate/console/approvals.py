@@ -18,8 +18,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from shellgate.console.app import Console
 from shellgate.console.auth import Session, client_of
+from shellgate.console.core import Console
 from shellgate.errors import ShellgateError
 
 if TYPE_CHECKING:

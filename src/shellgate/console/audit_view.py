@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from shellgate.console.app import Console
+from shellgate.console.core import Console
 from shellgate.errors import ShellgateError
 
 SHOWN = 200  # records listed at most (the newest that match)

@@ -9,7 +9,6 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from shellgate.console.app import Console
 from shellgate.console.auth import (
     LOGIN_COOKIE,
     LOGIN_NONCE_TTL_S,
@@ -21,6 +20,7 @@ from shellgate.console.auth import (
     set_cookie,
     tokens_match,
 )
+from shellgate.console.core import Console
 
 logger = logging.getLogger("shellgate.console")
 

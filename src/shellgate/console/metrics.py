@@ -16,8 +16,8 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from shellgate.console.app import Console
 from shellgate.console.auth import client_of
+from shellgate.console.core import Console
 from shellgate.errors import ShellgateError
 
 logger = logging.getLogger("shellgate.console")

@@ -24,7 +24,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from shellgate.config import Config
-from shellgate.console.app import Console
+from shellgate.console.core import Console
 from shellgate.errors import ShellgateError
 
 MAX_COMMAND_CHARS = 100_000

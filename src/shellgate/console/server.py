@@ -22,7 +22,8 @@ from pathlib import Path
 import uvicorn
 
 from shellgate.config import Config
-from shellgate.console.app import Console, build_app
+from shellgate.console.app import build_app
+from shellgate.console.core import Console
 from shellgate.console.tokens import load_login_tokens
 from shellgate.errors import ConfigError, ShellgateError
 from shellgate.listen import Address, parse_address, url_of
