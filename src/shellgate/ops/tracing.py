@@ -32,18 +32,35 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
-
-if TYPE_CHECKING:
-    from shellgate.ops.context import CallScope
 
 TOOLS = ("bash", "bash_output", "bash_kill")
 ERROR_OUTCOMES = frozenset({"denied", "not approved", "error", "aborted"})
 NOT_RUN = frozenset({"denied", "not approved"})  # result outcomes with nothing executed
 MAX_ATTRIBUTE_CHARS = 1000
+
+
+class Scope(Protocol):
+    """What a span reads of the call it follows (:class:`shellgate.ops.context.CallScope`).
+
+    A protocol rather than an import: the context module loads this one lazily,
+    only when tracing is on, and this one needs nothing of it but these names.
+    """
+
+    @property
+    def tool(self) -> str: ...
+
+    @property
+    def subject(self) -> str: ...
+
+    @property
+    def tenant(self) -> str: ...
+
+    @property
+    def via(self) -> str | None: ...
 
 
 class GateTracer:
@@ -53,7 +70,7 @@ class GateTracer:
         self.tracer = trace.get_tracer("shellgate")
 
     @contextmanager
-    def start(self, scope: CallScope) -> Iterator[CallSpan]:
+    def start(self, scope: Scope) -> Iterator[CallSpan]:
         span = CallSpan(self.tracer, scope)
         with trace.use_span(
             span.span, end_on_exit=False, record_exception=False, set_status_on_exception=False
@@ -69,7 +86,7 @@ def _text(value: object) -> str:
 class CallSpan:
     """The span of one call, annotated from its records (see the module doc)."""
 
-    def __init__(self, tracer: trace.Tracer, scope: CallScope) -> None:
+    def __init__(self, tracer: trace.Tracer, scope: Scope) -> None:
         self._tracer = tracer
         self._mark = time.time_ns()  # where the next child span starts
         attributes: dict[str, str] = {
