@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
@@ -20,9 +19,7 @@ from shellgate.shell.catalog.environment import loop_variable_findings
 from shellgate.shell.reader._parser import SKIP, text
 from shellgate.shell.reader.drafts import UNSET, Extra, Sink, State, merge_states
 from shellgate.shell.reader.redirects import REDIRECT_TYPES, read_redirect
-
-if TYPE_CHECKING:
-    from shellgate.shell.reader.walker import Walker
+from shellgate.shell.reader.walking import Handler, Walking
 
 _WORDISH_VALUE = frozenset({"word", "string", "raw_string", "concatenation", "simple_expansion",
                             "expansion", "number", "ansi_c_string", "command_substitution",
@@ -30,7 +27,7 @@ _WORDISH_VALUE = frozenset({"word", "string", "raw_string", "concatenation", "si
                             "brace_expression"})  # fmt: skip
 
 
-def _statements(walker: Walker, label: str, nodes: list[Node]) -> None:
+def _statements(walker: Walking, label: str, nodes: list[Node]) -> None:
     """Walk ``nodes`` as statements one level deeper under ``label``."""
     if not nodes:
         return
@@ -42,13 +39,13 @@ def _statements(walker: Walker, label: str, nodes: list[Node]) -> None:
     walker.descend(label, run, nodes[0], scoped=False)
 
 
-def _data_words(walker: Walker, nodes: list[Node]) -> None:
+def _data_words(walker: Walking, nodes: list[Node]) -> None:
     """Read words that are data (for lists, case patterns): only substitutions matter."""
     for node in nodes:
         walker.words.read([node], [])
 
 
-def statement_list(walker: Walker, node: Node, extra: Extra | None) -> None:
+def statement_list(walker: Walking, node: Node, extra: Extra | None) -> None:
     """``a && b || c``: each command after the first runs only on the status it
     follows, so what it changes (a ``cd``, an assignment) may not happen, and a
     ``cd`` that fails leaves the shell where it was. The state after the list is
@@ -99,7 +96,7 @@ def statement_list(walker: Walker, node: Node, extra: Extra | None) -> None:
         walker.ctx = saved
 
 
-def pipeline(walker: Walker, node: Node, extra: Extra | None) -> None:
+def pipeline(walker: Walking, node: Node, extra: Extra | None) -> None:
     parts = [c for c in node.children if c.is_named and c.type not in SKIP]
     saved = walker.ctx
     state = walker.sink.state()
@@ -129,7 +126,7 @@ _BLANK_GAP = re.compile(rb"(?:[ \t]|\\\n)*")
 _DROPPED = re.compile(rb"(?:[ \t]|\\\n)*(-)(?:[ \t]|\\\n)*")
 
 
-def _dropped_word(walker: Walker, previous: Node | None, child: Node, own: Extra) -> None:
+def _dropped_word(walker: Walking, previous: Node | None, child: Node, own: Extra) -> None:
     """A word tree-sitter left out of every node (``cmd - 2>&1`` reads ``cmd``): a
     lone ``-`` is the argument bash sees; anything else is a finding."""
     if previous is None or child.start_byte <= previous.end_byte:
@@ -146,7 +143,7 @@ def _dropped_word(walker: Walker, previous: Node | None, child: Node, own: Extra
         )
 
 
-def redirected(walker: Walker, node: Node, extra: Extra | None) -> None:
+def redirected(walker: Walking, node: Node, extra: Extra | None) -> None:
     body = node.child_by_field_name("body")
     own = Extra()
     pending: list[Node] = []
@@ -173,12 +170,12 @@ def redirected(walker: Walker, node: Node, extra: Extra | None) -> None:
     walker.sink.cd_fail = outcome
 
 
-def subshell(walker: Walker, node: Node, extra: Extra | None) -> None:
+def subshell(walker: Walking, node: Node, extra: Extra | None) -> None:
     del extra
     walker.descend("subshell", walker.block, node, scoped=True)
 
 
-def group(walker: Walker, node: Node, extra: Extra | None) -> None:
+def group(walker: Walking, node: Node, extra: Extra | None) -> None:
     first = node.children[0].type if node.children else ""
     if first == "((":
         arithmetic(walker, node, extra)
@@ -186,7 +183,7 @@ def group(walker: Walker, node: Node, extra: Extra | None) -> None:
     walker.descend("group", walker.block, node, scoped=False)
 
 
-def arithmetic(walker: Walker, node: Node, extra: Extra | None) -> None:
+def arithmetic(walker: Walking, node: Node, extra: Extra | None) -> None:
     """``(( … ))``: a segment of its own; variables in it can run code via subscripts."""
     inner = text(walker.source, node.start_byte, node.end_byte).strip()[2:-2].strip()
     findings = [f"arithmetic command '(( {inner[:40]} ))' (can run code via array subscripts)"]
@@ -194,7 +191,7 @@ def arithmetic(walker: Walker, node: Node, extra: Extra | None) -> None:
     walker.add(node, ("((", inner, "))"), [], extra or Extra(), findings)
 
 
-def _condition(walker: Walker, label: str, nodes: list[Node]) -> tuple[State | None, State | None]:
+def _condition(walker: Walking, label: str, nodes: list[Node]) -> tuple[State | None, State | None]:
     """Walk a condition's statements; the state if it holds and if it does not."""
     if not nodes:
         state = walker.sink.state()
@@ -213,7 +210,7 @@ def _condition(walker: Walker, label: str, nodes: list[Node]) -> tuple[State | N
     return result[0]
 
 
-def if_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
+def if_statement(walker: Walking, node: Node, extra: Extra | None) -> None:
     """Each branch runs from where its condition left the shell (an ``elif`` or
     ``else`` from where the conditions before it failed); after the ``if`` the
     shell may be where any branch (or false conditions without ``else``) left it."""
@@ -259,7 +256,7 @@ def if_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
         walker.sink.restore(merged)
 
 
-def _loop(walker: Walker, walk: Callable[[], None]) -> None:
+def _loop(walker: Walking, walk: Callable[[], None]) -> None:
     """A loop's body may run no time, once or again from where the last round
     left the shell: walked once; when that moved the shell or changed a variable,
     walked again (its segments replacing the first round's) from every state a
@@ -277,7 +274,7 @@ def _loop(walker: Walker, walk: Callable[[], None]) -> None:
     walker.sink.restore(merge_states([rounds, walker.sink.state()]) or rounds)
 
 
-def while_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
+def while_statement(walker: Walking, node: Node, extra: Extra | None) -> None:
     del extra
     condition = [c for c in node.children if c.is_named and c.type not in ("do_group", "comment")]
     body = [c for c in node.children if c.type == "do_group"]
@@ -290,7 +287,7 @@ def while_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
     _loop(walker, walk)
 
 
-def for_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
+def for_statement(walker: Walking, node: Node, extra: Extra | None) -> None:
     """``for NAME in …`` and ``select NAME in …``: NAME is assigned each value, so
     a loop over ``PATH`` or ``IFS`` changes what the body runs (a finding)."""
     del extra
@@ -325,7 +322,7 @@ def for_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
 _MAX_LOOP_VALUES = 16
 
 
-def _loop_values(walker: Walker, node: Node) -> list[str] | None:
+def _loop_values(walker: Walking, node: Node) -> list[str] | None:
     """The values ``for NAME in WORDS`` assigns, in order, where every word is
     known (globs read as their matches); ``None`` otherwise (``for x; do``: the
     positional parameters; an expansion; too many)."""
@@ -346,7 +343,7 @@ def _loop_values(walker: Walker, node: Node) -> list[str] | None:
     return found
 
 
-def c_style_for(walker: Walker, node: Node, extra: Extra | None) -> None:
+def c_style_for(walker: Walking, node: Node, extra: Extra | None) -> None:
     del extra
     head = next((c for c in node.children if c.type == "do_group"), None)
     walker.sink.note("arithmetic for-loop header (can run code via array subscripts)")
@@ -362,7 +359,7 @@ def c_style_for(walker: Walker, node: Node, extra: Extra | None) -> None:
     _loop(walker, walk)
 
 
-def case_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
+def case_statement(walker: Walking, node: Node, extra: Extra | None) -> None:
     """Each item's body runs from the state before the ``case`` (or, after a
     ``;&``/``;;&``, the item before it may have left); after it, the shell may be
     where any body (or no match) left it."""
@@ -398,7 +395,7 @@ def walker_field(parent: Node, child: Node) -> str | None:
     return None
 
 
-def function_definition(walker: Walker, node: Node, extra: Extra | None) -> None:
+def function_definition(walker: Walking, node: Node, extra: Extra | None) -> None:
     del extra
     name_node = node.child_by_field_name("name")
     name = text(walker.source, name_node.start_byte, name_node.end_byte) if name_node else "?"
@@ -408,14 +405,14 @@ def function_definition(walker: Walker, node: Node, extra: Extra | None) -> None
         walker.descend("function body", walker.statement, body, scoped=True)
 
 
-def negated(walker: Walker, node: Node, extra: Extra | None) -> None:
+def negated(walker: Walking, node: Node, extra: Extra | None) -> None:
     # `! cd d`: its status is the other way round, so the state after it is both.
     for child in node.children:
         if child.is_named and child.type != "comment":
             walker.statement(child, extra)
 
 
-def declaration(walker: Walker, node: Node, extra: Extra | None) -> None:
+def declaration(walker: Walking, node: Node, extra: Extra | None) -> None:
     """``export``/``declare``/``local``/``readonly``/``typeset``/``unset``: a segment;
     what it assigns a literal holds for later words of the line, what it unsets is
     unknown to them."""
@@ -460,14 +457,14 @@ def _exported_shell_variables(argv: tuple[str, ...], sink: Sink) -> list[str]:
     return [f for name in names if name in sink.vars for f in sink.assignment_findings(name)]
 
 
-def test_command(walker: Walker, node: Node, extra: Extra | None) -> None:
+def test_command(walker: Walking, node: Node, extra: Extra | None) -> None:
     """``[ … ]`` and ``[[ … ]]``: a segment whose argv is the test's words."""
     findings: list[str] = []
     argv = tuple(walker.words_of(node, findings))
     walker.add(node, argv, [], extra or Extra(), findings)
 
 
-def bare_assignment(walker: Walker, node: Node, extra: Extra | None) -> None:
+def bare_assignment(walker: Walking, node: Node, extra: Extra | None) -> None:
     """``NAME=value`` with no command: a segment with assignments and no argv."""
     findings: list[str] = []
     nodes = [node] if node.type == "variable_assignment" else [
@@ -479,7 +476,6 @@ def bare_assignment(walker: Walker, node: Node, extra: Extra | None) -> None:
     walker.commit_assignments()
 
 
-Handler = Callable[["Walker", Node, "Extra | None"], None]
 HANDLERS: dict[str, Handler] = {
     "list": statement_list,
     "pipeline": pipeline,

@@ -9,7 +9,6 @@ is a shell, the walker parses them as the script they are.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
@@ -23,10 +22,8 @@ from shellgate.shell.reader.heredocs import (
     bash_delimiter,
     quoted_body_end,
 )
+from shellgate.shell.reader.walking import Walking
 from shellgate.shell.reader.words import group_words
-
-if TYPE_CHECKING:
-    from shellgate.shell.reader.walker import Walker
 
 REDIRECT_TYPES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
@@ -47,7 +44,7 @@ def _is_write(op: str, target: str) -> bool:
     return op == ">&" and not (target.isdigit() or target == "-")
 
 
-def read_redirect(walker: Walker, node: Node, out: Extra, pending: list[Node]) -> None:
+def read_redirect(walker: Walking, node: Node, out: Extra, pending: list[Node]) -> None:
     """Add one redirection node's :class:`Redirect` and findings to ``out``.
 
     Commands tree-sitter hangs inside a heredoc redirection (``cat <<EOF | sh``,
@@ -69,7 +66,7 @@ def read_redirect(walker: Walker, node: Node, out: Extra, pending: list[Node]) -
         elif kind == "ERROR":
             if op == "<" and text(source, child.start_byte, child.end_byte) == ">":
                 op = "<>"  # tree-sitter-bash 0.25 splits `N<>` into `<` and an error
-            walker.sink.note(f"parse error in redirection '{walker._short(node)}'")
+            walker.sink.note(f"parse error in redirection '{walker.short(node)}'")
         elif kind in _HEREDOC_PARTS:
             continue
         elif node.type == "heredoc_redirect" and kind in REDIRECT_TYPES:
@@ -110,7 +107,7 @@ def read_redirect(walker: Walker, node: Node, out: Extra, pending: list[Node]) -
     out.redirects.append(Redirect(op=op, fd=fd, target=target, is_write=write))
 
 
-def _heredoc(walker: Walker, node: Node, op: str, fd: int | None, out: Extra) -> None:
+def _heredoc(walker: Walking, node: Node, op: str, fd: int | None, out: Extra) -> None:
     source = walker.source
     start = node.child_by_field_name("start") or next(
         (c for c in node.children if c.type == "heredoc_start"), None
@@ -136,7 +133,7 @@ def _heredoc(walker: Walker, node: Node, op: str, fd: int | None, out: Extra) ->
     out.stdin_texts.append(content if quoted else expanded_body(walker, content))
 
 
-def _lexed_heredoc(walker: Walker, heredoc: Heredoc, fd: int | None, out: Extra) -> None:
+def _lexed_heredoc(walker: Walking, heredoc: Heredoc, fd: int | None, out: Extra) -> None:
     """A heredoc the lexer read (:mod:`heredoc_lexer`): its body is the command's
     input; an unquoted one's substitutions run when bash reads it."""
     if heredoc.joined_end:
@@ -158,7 +155,7 @@ UNKNOWN_BODY = "\x00"
 _NAMED = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
 
 
-def expanded_body(walker: Walker, body: str) -> str:
+def expanded_body(walker: Walking, body: str) -> str:
     """An unquoted heredoc's body as bash hands it to the command: ``\\``,
     ``\\$``, ``\\``` and backslash-newline unescaped, ``$NAME``/``${NAME}`` of a
     variable the analysis knows expanded. Any other expansion (``$(…)``,
@@ -195,14 +192,14 @@ def expanded_body(walker: Walker, body: str) -> str:
     return "".join(out)
 
 
-def _cut_body(walker: Walker, content: str, end: int, why: str, out: Extra) -> str:
+def _cut_body(walker: Walking, content: str, end: int, why: str, out: Extra) -> str:
     """The body bash reads (up to ``end``); what follows is read as commands."""
     out.findings.append(f"{why}; the lines after it run as commands")
     walker.payload("after a heredoc bash ends early", content[end:])
     return content[:end]
 
 
-def _unquoted_body(walker: Walker, content: str, delimiter: str, dash: bool, out: Extra) -> str:
+def _unquoted_body(walker: Walking, content: str, delimiter: str, dash: bool, out: Extra) -> str:
     """What tree-sitter misses in an unquoted body; returns the body bash really reads."""
     end = bash_body_end(content, delimiter, dash)
     if end is not None:
@@ -212,7 +209,7 @@ def _unquoted_body(walker: Walker, content: str, delimiter: str, dash: bool, out
     return content
 
 
-def backticks(walker: Walker, content: str, out: Extra) -> None:
+def backticks(walker: Walking, content: str, out: Extra) -> None:
     """Backtick substitutions in an unquoted heredoc body (tree-sitter leaves them as
     text; bash runs them): each a finding and a payload parsed as commands."""
     if "`" in content:

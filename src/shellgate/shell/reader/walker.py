@@ -22,13 +22,14 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
-from shellgate.shell.reader import _parser, globbing, misreads
+from shellgate.shell.reader import _parser, compound, globbing, misreads
 from shellgate.shell.reader._parser import SKIP, text
 from shellgate.shell.reader.drafts import UNSET, Draft, Extra, Runs, Sink, State, merge_states
 from shellgate.shell.reader.heredoc_lexer import Heredoc, prepare
 from shellgate.shell.reader.heredocs import backtick_spans
 from shellgate.shell.reader.redirects import REDIRECT_TYPES, read_redirect
 from shellgate.shell.reader.reread import lexical_misreads, reread
+from shellgate.shell.reader.walking import GlobRead
 from shellgate.shell.reader.words import WordReader, group_words, odd_gap, split_at_newlines
 
 #: Payloads bash runs in the same shell (its variables and directory): any other
@@ -38,8 +39,6 @@ SAME_SHELL = frozenset({
     "after a heredoc bash ends early", "command substitution (heredoc body)",
     "command substitution (parameter expansion)",
 })  # fmt: skip
-#: A glob's words and a finding about them.
-GlobRead = tuple[tuple[str, ...], str | None]
 #: The context of commands drafted from inside a parse error (``Segment.fragment``).
 PARSE_ERROR = "parse error"
 #: Redirections that give a command its stdin (a pipe's output is then not it).
@@ -113,7 +112,7 @@ class Walker:
         """Run ``fn(node)`` one level deeper; ``scoped`` keeps a ``cd`` inside from leaking."""
         if self.depth >= self.sink.max_depth:
             self.sink.note(
-                f"nesting deeper than {self.sink.max_depth} levels at '{self._short(node)}'; "
+                f"nesting deeper than {self.sink.max_depth} levels at '{self.short(node)}'; "
                 "not analysed further"
             )
             return
@@ -309,7 +308,7 @@ class Walker:
             else:
                 stack.extend(reversed(child.children))
 
-    def _short(self, node: Node) -> str:
+    def short(self, node: Node) -> str:
         raw = text(self.display, node.start_byte, min(node.end_byte, node.start_byte + 60))
         return raw.replace("\n", " ")
 
@@ -389,7 +388,7 @@ class Walker:
             if not self._brace_command(node):
                 self.descend(PARSE_ERROR, self.block, node, scoped=False)
         elif kind not in SKIP:
-            self.sink.note(f"unsupported construct {kind} at '{self._short(node)}'")
+            self.sink.note(f"unsupported construct {kind} at '{self.short(node)}'")
             self.scan(node, kind)
 
     def _command(self, node: Node, extra: Extra | None) -> None:
@@ -612,18 +611,6 @@ class Walker:
 
 
 Handler = Callable[[Walker, Node, "Extra | None"], None]
-_HANDLERS: dict[str, Handler] = {}
-
-
-def _register() -> None:
-    from shellgate.shell.reader import compound
-
-    _HANDLERS.update(
-        {
-            "command": Walker._command,
-            **compound.HANDLERS,
-        }
-    )
-
-
-_register()
+#: The handler of each statement type: simple commands here, the rest in
+#: compound.py (which sees the walker as a ``walking.Walking``).
+_HANDLERS: dict[str, Handler] = {"command": Walker._command, **compound.HANDLERS}
