@@ -19,7 +19,7 @@ def moved(old: str, new: str) -> ModuleType:
     """Import ``new`` as ``old`` too, warning that ``old`` is deprecated."""
     module = importlib.import_module(new)
     warnings.warn(
-        f"{old} is deprecated: import {new} instead",
+        f"{old} is deprecated: import from {new}",
         DeprecationWarning,
         stacklevel=3,  # the importer's line: warnings skips the import system's frames
     )

@@ -26,11 +26,12 @@ from shellgate.models import (
     Write,
 )
 from shellgate.policy.builtin import INPUT_GUARD, input_guard
-from shellgate.policy.casbin_layer import CasbinLayer, PolicyState, unavailable
+from shellgate.policy.casbin_layer import CasbinLayer, unavailable
 from shellgate.policy.deadline import LayerRunner
 from shellgate.policy.engine import Layer, decide, decide_async, layers_of, new_plugin_manager
 from shellgate.policy.physical import one_decision
 from shellgate.policy.plugins import register_plugin
+from shellgate.policy.ruleset import PolicyState
 from shellgate.policy.setup import register_layers
 from shellgate.policy.write_rules import LAYER as WRITE_RULES
 from shellgate.policy.write_rules import WriteRulesLayer
@@ -118,7 +119,7 @@ class Decider:
         env = None  # the command sees this process's environment (bar credentials)
         exported = None
         if self.env or scrub:
-            from shellgate.executors._env import exports, seen  # not on a hook's start-up
+            from shellgate.command_env import exports, seen  # not on a hook's start-up
 
             env = seen(FIXED_VARIABLES, self.env, extra_scrub=scrub)
             exported = exports(self.env, extra_scrub=scrub)

@@ -8,11 +8,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shellgate.models import Segment
-from shellgate.policy.casbin_layer import PolicyEngine
 from shellgate.policy.index import PolicyIndex
 from shellgate.policy.loader import EFFECTS, Link, PolicySource, Rule
 from shellgate.policy.patterns import compile_pattern
 from shellgate.policy.reference import ReferenceEnforcer
+from shellgate.policy.ruleset import PolicyEngine
 
 NAMES = ["a", "b", "c", "r1", "r2", "r3", "everyone"]
 TENANTS = ["t1", "t2", "*"]

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from shellgate.config import load_config
 from shellgate.gate import SyncGate
-from shellgate.policy.casbin_layer import MAX_PATTERN_SHOWN, CasbinLayer, set_names
+from shellgate.policy.casbin_layer import CasbinLayer
+from shellgate.policy.ruleset import MAX_PATTERN_SHOWN, set_names
 
 # tests.* is first-party once the test folders are packages: its own block either way
 # isort: split

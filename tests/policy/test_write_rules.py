@@ -18,12 +18,12 @@ from shellgate import load_config
 from shellgate.decider import Decider
 from shellgate.errors import PolicyError
 from shellgate.models import CallInfo, Verdict
-from shellgate.policy.casbin_layer import PolicyEngine
 from shellgate.policy.index import PolicyIndex
 from shellgate.policy.lint import lint_policy_set
 from shellgate.policy.loader import PolicySource, load_policy_set
 from shellgate.policy.patterns import PatternError, compile_pattern, write_texts
 from shellgate.policy.reference import ReferenceEnforcer
+from shellgate.policy.ruleset import PolicyEngine
 from tests.policy.policy_helpers import write_set
 
 # -- the pattern language ----------------------------------------------------------

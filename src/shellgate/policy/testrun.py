@@ -116,8 +116,9 @@ def declared_default(directory: Path) -> Effect | None:
 def run_cases(directory: Path, config: Config, cases: list[Case]) -> list[Outcome]:
     """Run every case against the set at ``directory`` (and only that set)."""
     from shellgate.decider import Decider
-    from shellgate.policy.casbin_layer import CasbinLayer, PolicyEngine
+    from shellgate.policy.casbin_layer import CasbinLayer
     from shellgate.policy.reference import ReferenceEnforcer
+    from shellgate.policy.ruleset import PolicyEngine
     from shellgate.policy.write_rules import texts
 
     paths = (directory,)
@@ -163,3 +164,26 @@ def run_cases(directory: Path, config: Config, cases: list[Case]) -> list[Outcom
                     )
         outcomes.append(Outcome(case, verdict, disagreement))
     return outcomes
+
+
+def check_pushed(copy: Path, shown: Path, config: Config | None) -> None:
+    """The policy store's :class:`~shellgate.store.policy_push.SetTester`: every row
+    of the set at ``copy`` passes, or :class:`PolicyError` naming the first failure
+    as ``shown`` (the pushed tests.csv) and its line, with how many failed."""
+    cfg = config if config is not None else Config()
+    try:
+        cases = read_cases(copy)
+    except PolicyError as exc:
+        raise PolicyError(str(exc).replace(str(copy / "tests.csv"), str(shown))) from None
+    if not cases:
+        raise PolicyError(f"{shown}: no test rows (a pushed set carries its tests)")
+    failed = [o for o in run_cases(copy, cfg, cases) if not o.passed]
+    if failed:
+        first = failed[0]
+        case, top = first.case, first.verdict.decision
+        rule = f" rule {top.rule}" if top.rule else ""
+        why = first.disagreement or (f"expected {case.expected}, got {top.effect} (decided by "
+                                     f"{top.layer}{rule}: {top.reason})")
+        more = f"; {len(failed)} of {len(cases)} tests failed" if len(failed) > 1 else ""
+        raise PolicyError(f"{shown}:{case.line}: test failed: {case.subject} in {case.tenant}: "
+                          f"{case.command!r}: {why}{more}")

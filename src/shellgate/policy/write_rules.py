@@ -27,9 +27,10 @@ import os
 
 from shellgate.hookspecs import hookimpl
 from shellgate.models import STRICTNESS, CallInfo, Decision, Effect, Segment, Write
-from shellgate.policy.casbin_layer import CasbinLayer, PolicyEngine
+from shellgate.policy.casbin_layer import CasbinLayer
 from shellgate.policy.patterns import write_texts
 from shellgate.policy.physical import realpath
+from shellgate.policy.ruleset import PolicyEngine
 
 LAYER = "write-rules"
 
