@@ -15,7 +15,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from shellgate.executors._output import StreamBuffer
 from shellgate.executors._procfs import children, group_alive, stat_fields
@@ -207,9 +207,14 @@ class Watch:
         self.loop = asyncio.get_running_loop()
         self.child = child
         self.exited: asyncio.Future[None] = self.loop.create_future()
+        # Called as ``exited`` is set, in the same callback: a future's own
+        # callbacks run a loop turn later, and a trivial command is a few
+        # milliseconds in all (see _ending.first_of).
+        self.listener: Callable[[], None] | None = None
         self.eof: dict[int, asyncio.Future[None]] = {}
         self.reported: int | None = None  # the command's returncode, from the status line
-        self._fds: list[int] = []
+        self._fds: list[int] = []  # pipes still registered with the loop
+        self._ended_fds: list[int] = []  # pipes read to EOF, no longer registered
         self._pidfd = -1
         self._status = b""
         self._status_fd = -1
@@ -253,8 +258,13 @@ class Watch:
             # (never a blocking wait on the loop's thread).
             self._retry = self.loop.call_later(POLL_S / 10, self._on_exit)
             return
+        self._ended()
+
+    def _ended(self) -> None:
         if not self.exited.done():
             self.exited.set_result(None)
+            if self.listener is not None:
+                self.listener()
 
     def _on_status(self) -> None:
         """The supervisor's one line: ``exit N`` or ``signal N`` (then EOF)."""
@@ -271,8 +281,7 @@ class Watch:
         kind, _, value = self._status.decode("ascii", "replace").strip().partition(" ")
         if value.isdigit() and kind in ("exit", "signal"):
             self.reported = int(value) if kind == "exit" else -int(value)
-            if not self.exited.done():
-                self.exited.set_result(None)
+            self._ended()
 
     def _on_readable(self, fd: int, buf: StreamBuffer, done: asyncio.Future[None]) -> None:
         # 64 KiB reads: a larger os.read allocates past glibc's mmap/trim thresholds
@@ -288,6 +297,8 @@ class Watch:
             buf.feed(data)
             return
         self.loop.remove_reader(fd)
+        self._fds.remove(fd)  # read to the end: only closing it is left (see close)
+        self._ended_fds.append(fd)
         buf.close()
         if not done.done():
             done.set_result(None)
@@ -297,7 +308,10 @@ class Watch:
         for fd in self._fds:
             self.loop.remove_reader(fd)
             os.close(fd)
+        for fd in self._ended_fds:
+            os.close(fd)
         self._fds = []
+        self._ended_fds = []
         if self._status_fd >= 0:
             self.loop.remove_reader(self._status_fd)
             os.close(self._status_fd)

@@ -16,9 +16,9 @@ import os
 import secrets
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import ClassVar, Literal, final
+from typing import Any, ClassVar, Literal, final
 
 from shellgate.config import Config
 from shellgate.errors import ExecutionError, SandboxUnavailable, ToolInputError
@@ -161,9 +161,14 @@ class Executor(ABC):
         """Run in the foreground until exit or timeout; never leaves processes behind."""
         spec = self.resolve(request)
         proc, plan = await self._launch(spec)
-        task, kill = self._supervised(proc, spec, plan)
+        loop = asyncio.get_running_loop()
+        # The supervisor hands its result over itself: shield(task) would take a
+        # loop turn more (its done-callback, then ours). Cancelling ``result``
+        # (our caller cancelled) leaves the supervisor running, as shield does.
+        result: asyncio.Future[RunResult] = loop.create_future()
+        task, kill = self._supervised(proc, spec, plan, result)
         try:
-            return await asyncio.shield(task)
+            return await result
         except asyncio.CancelledError:
             # A caller cancellation is an abort, not a timeout: stop it all, then
             # re-raise. If we are cancelled again meanwhile, the supervisor still
@@ -184,11 +189,21 @@ class Executor(ABC):
         return TaskProcess(proc, spec, task, kill)
 
     def _supervised(
-        self, proc: Proc, spec: ExecSpec, plan: SpawnPlan
+        self,
+        proc: Proc,
+        spec: ExecSpec,
+        plan: SpawnPlan,
+        result: asyncio.Future[RunResult] | None = None,
     ) -> tuple[asyncio.Task[RunResult], asyncio.Future[None]]:
-        """Start the supervisor of a spawned command; its stop request is ``kill``."""
+        """Start the supervisor of a spawned command; its stop request is ``kill``.
+
+        ``result``, if given, gets the supervisor's outcome as soon as it has one.
+        """
         kill: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        task = asyncio.ensure_future(self._supervise(proc, spec, plan, kill))
+        work = self._supervise(proc, spec, plan, kill)
+        task = asyncio.ensure_future(work if result is None else _handing(work, result))
+        if result is not None:  # its failure went to ``result``: seen there, not lost
+            task.add_done_callback(_retrieve)
         self._live[task] = kill
         task.add_done_callback(self._forget)
         return task, kill
@@ -239,7 +254,7 @@ class Executor(ABC):
             # call by its stop + grace (plus the kill and a short settle), whatever
             # its processes do after the leader.
             budget = Budget(None if timeout_s is None else timeout_s + grace_s)
-            ended_by = await first_of(proc.watch.exited, kill, timeout_s)
+            ended_by = await first_of(proc.watch, kill, timeout_s)
             if ended_by != "exit":
                 # Only the executor's own timer sets "timed out"; a kill request doesn't.
                 timed_out = ended_by == "timeout"
@@ -312,6 +327,32 @@ class Executor(ABC):
     def _denied(self, spec: ExecSpec, exit_code: int | None, stderr: OutputView) -> bool:
         """Whether a failed command shows the backend's denial signature."""
         return False
+
+
+async def _handing(
+    work: Coroutine[Any, Any, RunResult], out: asyncio.Future[RunResult]
+) -> RunResult:
+    """``await work``, handing its outcome to ``out`` from inside this step (unless
+    ``out`` was cancelled: its waiter is gone). Whoever awaits ``out`` wakes one
+    loop turn after ``work`` ends, not two as through ``shield``."""
+    try:
+        value = await work
+    except asyncio.CancelledError:
+        if not out.done():
+            out.cancel()
+        raise
+    except BaseException as exc:
+        if not out.done():
+            out.set_exception(exc)
+        raise
+    if not out.done():
+        out.set_result(value)
+    return value
+
+
+def _retrieve(task: asyncio.Task[RunResult]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 def _resolve_shell(shell: str) -> str:
