@@ -140,8 +140,13 @@ class Executor(ABC):
         )
 
     def resolve_workdir(self, workdir: str | None) -> Path:
-        """Canonical workdir; relative paths resolve against the workspace root."""
-        if workdir is None or workdir == "":
+        """Canonical workdir; relative paths resolve against the workspace root.
+
+        The workspace itself (no workdir, or the canonical path the gate resolved
+        it to before deciding) is taken as it was resolved when the executor
+        started: the same for both, and no ``realpath`` walk on every call.
+        """
+        if workdir is None or workdir == "" or workdir == str(self.workspace):
             return self.workspace
         raw = Path(workdir)
         joined = raw if raw.is_absolute() else self.workspace / raw
