@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
@@ -55,27 +56,36 @@ def record_hash(record: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical(body)).hexdigest()
 
 
-def _members(record: Mapping[str, Any]) -> str:
-    """The canonical JSON of ``record`` without its braces ("" when empty)."""
-    return canonical(record)[1:-1].decode("utf-8") if record else ""
+#: What ``sealed`` serialises in the hash's place: random per process, so no
+#: value of a record can spell it (a quote inside a JSON string is escaped, so
+#: only a key of the record itself can put ``"hash":"`` in the line, and the
+#: caller passes a record without ``hash``).
+_SLOT = f'"hash":"{secrets.token_hex(16)}"'
+_SLOT_VALUE = _SLOT[len('"hash":"') : -1]
 
 
 def sealed(record: Mapping[str, Any]) -> tuple[bytes, str]:
     """``(canonical(record + hash), hash)`` for a record without ``hash``, in one pass.
 
     The hash covers the canonical JSON of the record; the written line is the
-    same JSON with ``"hash"`` in its sorted place. Sorted, compact JSON of an
-    object is its members joined by commas, so the members before ``"hash"``
-    and those after it are serialised once each and the line is spliced, rather
-    than serialising the whole record twice (equal to :func:`canonical` by
-    construction; ``tests/audit`` checks it on random records).
+    same JSON with ``"hash"`` in its sorted place. The record is serialised once,
+    with a placeholder where its hash goes: without that member (and the comma
+    that joins it) it is the canonical JSON the hash covers, and with the digest
+    in its place it is the line (equal to :func:`canonical` by construction;
+    ``tests/audit`` checks it on random records).
     """
-    head = _members({k: v for k, v in record.items() if k < "hash"})
-    tail = _members({k: v for k, v in record.items() if k > "hash"})
-    body = ",".join(part for part in (head, tail) if part)
-    digest = hashlib.sha256(("{" + body + "}").encode("utf-8")).hexdigest()
-    line = ",".join(part for part in (head, f'"hash":"{digest}"', tail) if part)
-    return ("{" + line + "}").encode("utf-8"), digest
+    text = _ENCODER.encode({**record, "hash": _SLOT_VALUE})
+    at = text.index(_SLOT)
+    end = at + len(_SLOT)
+    if text[at - 1] == ",":  # a member before it: drop the comma before
+        bare = text[: at - 1] + text[end:]
+    elif text[end] == ",":  # the first member: drop the comma after
+        bare = text[:at] + text[end + 1 :]
+    else:  # the only member
+        bare = text[:at] + text[end:]
+    digest = hashlib.sha256(bare.encode("utf-8")).hexdigest()
+    line = f'{text[:at]}"hash":"{digest}"{text[end:]}'
+    return line.encode("utf-8"), digest
 
 
 def plain(value: object, where: str = "record", depth: int = 0) -> object:
