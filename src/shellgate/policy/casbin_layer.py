@@ -107,6 +107,11 @@ class RuleFinder(Protocol):
     def best_naming(self, subject: str, tenant: str, text: str, probe: str) -> Rule | None: ...
 
 
+#: Segments whose casbin decision an engine remembers (as many as the analysis
+#: cache keeps analyses, each of which has a few).
+_DECIDED_KEPT = 4096
+
+
 class PolicyEngine:
     """Every configured policy set, immutable once built.
 
@@ -117,6 +122,8 @@ class PolicyEngine:
 
     def __init__(self, indexes: Sequence[RuleFinder]) -> None:
         self.indexes = tuple(indexes)
+        # The layer's decisions for recent segments (see CasbinLayer.shellgate_check).
+        self.decided: dict[tuple[int, str, str], tuple[Segment, Decision | None]] = {}
         self._set_names = set_names(
             [i.source.directory for i in self.indexes if i.source.label is None]
         )
@@ -362,15 +369,26 @@ class CasbinLayer:
         engine = state.engine
         if engine is None:
             return unavailable(state)
+        # The decision is a pure function of the engine (immutable: a reload
+        # swaps it whole), the subject, the tenant and the segment (frozen), and
+        # a repeated command brings back the very same Segment from the analysis
+        # cache: remembered by identity, kept alive by the entry itself so that
+        # its id cannot be reused while the entry stands.
+        key = (id(segment), call.subject, call.tenant)
+        hit = engine.decided.get(key)
+        if hit is not None and hit[0] is segment:
+            return hit[1]
         match = engine.match(call.subject, call.tenant, segment)
-        if match is None:
-            return None
-        return Decision(
+        decision = None if match is None else Decision(
             effect=match.rule.effect,
             reason=explain(match, segment),
             layer=LAYER,
             rule=engine.ref(match.rule),
         )
+        if len(engine.decided) >= _DECIDED_KEPT:
+            engine.decided.clear()
+        engine.decided[key] = (segment, decision)
+        return decision
 
 
 def unavailable(state: PolicyState) -> Decision:
