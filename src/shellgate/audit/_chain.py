@@ -115,6 +115,12 @@ def _plain(value: object, path: tuple[object, ...], depth: int) -> object:
         return value  # the common case first, by exact type: records are mostly these
     if depth > MAX_DEPTH:
         raise AuditError(f"audit record nested deeper than {MAX_DEPTH} levels at {_where(path)}")
+    # Dicts and lists next (concrete types, checked in C): an isinstance against
+    # an ABC (os.PathLike, Mapping) costs a Python-level __instancecheck__.
+    if isinstance(value, dict):
+        return _plain_mapping(value, path, depth)
+    if isinstance(value, (list, tuple)):
+        return _plain_items(value, path, depth)
     if isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
@@ -124,31 +130,41 @@ def _plain(value: object, path: tuple[object, ...], depth: int) -> object:
     if isinstance(value, (PurePath, os.PathLike)):
         return os.fspath(value)
     if isinstance(value, Mapping):
-        out: dict[str, object] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise AuditError(f"audit record key {key!r} at {_where(path)} is not a string")
-            if len(key) in _FORBIDDEN_LENGTHS and key.lower() in FORBIDDEN_KEYS:
-                raise AuditError(
-                    f"audit record field {_where((*path, key))} would hold environment values, "
-                    "which are never written to the audit log"
-                )
-            kind = type(item)
-            if kind is str or kind is int or kind is bool or item is None:
-                out[key] = item  # inline: no frame and no path tuple per scalar field
-            else:
-                out[key] = _plain(item, (*path, key), depth + 1)
-        return out
-    if isinstance(value, (list, tuple)):
-        return [
-            item
-            if type(item) is str or type(item) is int or type(item) is bool or item is None
-            else _plain(item, (*path, i), depth + 1)
-            for i, item in enumerate(value)
-        ]
+        return _plain_mapping(value, path, depth)
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         return _plain(dump(mode="json"), path, depth)
     raise AuditError(
         f"audit record field {_where(path)} has type {type(value).__name__}, not JSON data"
     )
+
+
+def _plain_mapping(
+    value: Mapping[object, object], path: tuple[object, ...], depth: int
+) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise AuditError(f"audit record key {key!r} at {_where(path)} is not a string")
+        if len(key) in _FORBIDDEN_LENGTHS and key.lower() in FORBIDDEN_KEYS:
+            raise AuditError(
+                f"audit record field {_where((*path, key))} would hold environment values, "
+                "which are never written to the audit log"
+            )
+        kind = type(item)
+        if kind is str or kind is int or kind is bool or item is None:
+            out[key] = item  # inline: no frame and no path tuple per scalar field
+        else:
+            out[key] = _plain(item, (*path, key), depth + 1)
+    return out
+
+
+def _plain_items(
+    value: list[object] | tuple[object, ...], path: tuple[object, ...], depth: int
+) -> list[object]:
+    return [
+        item
+        if type(item) is str or type(item) is int or type(item) is bool or item is None
+        else _plain(item, (*path, i), depth + 1)
+        for i, item in enumerate(value)
+    ]
