@@ -68,8 +68,9 @@ _SETTLE_S = 0.25
 class Budget:
     """The time left before a call's deadline (none: no deadline, a background task)."""
 
-    def __init__(self, seconds: float | None) -> None:
-        self._end = None if seconds is None else time.monotonic() + seconds
+    def __init__(self, seconds: float | None, *, since: float | None = None) -> None:
+        start = time.monotonic() if since is None else since
+        self._end = None if seconds is None else start + seconds
 
     def within(self, seconds: float) -> float:
         """``seconds``, cut to what is left, but never below a short settle."""

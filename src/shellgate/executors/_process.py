@@ -310,7 +310,7 @@ class Proc:
             await asyncio.sleep(pause)
             pause = min(pause * 2, _POLL_S)
 
-    async def close_pumps(self) -> None:
+    def close_pumps(self) -> None:
         """Close our ends of the pipes (the group is already stopped)."""
         self.watch.close()
         self.stdout.close()
