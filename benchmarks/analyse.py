@@ -9,17 +9,19 @@ several 100 KB shapes (target <= 100 ms).
 
 from __future__ import annotations
 
+import os
 import random
 import statistics
 import time
 
-from shellgate.shell.analyse import _analyse
+from shellgate.shell.analyse import FIXED_VARIABLES, _analyse
 from shellgate.shell.reader import _parser
 
 
 def analyse(command: str, workdir: str = "/") -> object:
     """The analysis without its cache of recent commands: what a new command costs."""
-    return _analyse(command, workdir, 64, 16, 10_000)
+    env = tuple(os.environ.get(name) for name in FIXED_VARIABLES)
+    return _analyse(command, workdir, workdir, env, 64, 16, 10_000)[0]
 
 TYPICAL = [
     "cd /work/project && git status --short && git diff --stat HEAD~1 | tail -n 20",

@@ -32,10 +32,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from shellgate.models import Segment  # noqa: E402
-from shellgate.policy.casbin_layer import PolicyEngine  # noqa: E402
 from shellgate.policy.loader import SHIPPED_MODEL  # noqa: E402
 from shellgate.policy.patterns import canonical_regex  # noqa: E402
 from shellgate.policy.reference import ReferenceEnforcer  # noqa: E402
+from shellgate.policy.ruleset import PolicyEngine  # noqa: E402
 
 TENANTS = [f"tenant{i}" for i in range(10)]
 ROLES = [f"role{i}" for i in range(20)]

@@ -13,7 +13,8 @@ runs: every command is only decided, from ``/testbed`` as workdir and workspace
   (read-only tools, sed/awk/xargs/git, python and pytest, mkdir/touch/cp/mv,
   ``write:**``; ``rm`` asks; ``rm -rf``, curl, wget and sudo denied), closing
   default ``ask``;
-* the packaged ``policies/default``, closing default ``ask``.
+* the packaged ``policies/default``, with the packaged closing default
+  (``sandbox``: what no rule names runs confined) and the baseline set.
 
 It prints, per policy, the share of distinct commands (and of all occurrences)
 that get ``allow``, ``sandbox``, ``ask`` and ``deny`` — a prompt is ``ask`` or
@@ -24,6 +25,9 @@ ratio to a baseline measured in the same run: deciding ``ls -la`` over and over.
 
 Targets (issue 21): under the developer allow-list at most 12 % of distinct
 commands prompt, no analysis errors, p99 at most 1 ms and max at most 20 ms.
+Issue 22: under the packaged default at most 15 % of distinct commands prompt
+and at most 1 % are denied; sandboxed calls are no prompt, and their share is
+the ``sandbox`` column.
 """
 
 from __future__ import annotations
@@ -46,9 +50,10 @@ from shellgate.models import CallInfo, Verdict  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "traffic"
 SAMPLE = ROOT / "benchmarks" / "traffic-sample.jsonl"
-POLICIES = {
-    "developer allow-list": ROOT / "benchmarks" / "policies" / "developer",
-    "policies/default": ROOT / "policies" / "default",
+#: Each policy with the closing default it is decided under (None: the packaged one).
+POLICIES: dict[str, tuple[Path, str | None]] = {
+    "developer allow-list": (ROOT / "benchmarks" / "policies" / "developer", "ask"),
+    "policies/default": (ROOT / "policies" / "default", None),
 }
 WORKDIR = "/testbed"
 EFFECTS = ("allow", "sandbox", "ask", "deny")
@@ -66,11 +71,15 @@ def load(paths: list[Path]) -> list[tuple[str, int]]:
     return list(counts.items())
 
 
-def decider_for(policy: Path) -> Decider:
+def decider_for(policy: Path, default: str | None) -> Decider:
+    chosen: dict[str, object] = {"paths": [str(policy)]}
+    if default is not None:
+        chosen["default"] = default
     config = load_config(
-        None, policy={"paths": [str(policy)], "default": "ask"}, audit={"path": None},
-        executor={"workspace": WORKDIR},
+        None, policy=chosen, audit={"path": None}, executor={"workspace": WORKDIR},
     )  # fmt: skip
+    print(f"   ({policy.name}: closing default {config.policy.closing_default}, baseline "
+          f"{'on' if config.policy.baseline else 'off'})")
     return Decider(config)
 
 
@@ -105,8 +114,9 @@ def baseline_ms(decider: Decider, runs: int = 2000) -> float:
     return percentile(times, 0.99)
 
 
-def measure(name: str, policy: Path, commands: list[tuple[str, int]], top: int) -> bool:
-    decider = decider_for(policy)
+def measure(name: str, policy: Path, default: str | None, commands: list[tuple[str, int]],
+            top: int) -> bool:
+    decider = decider_for(policy, default)
     for command, _ in commands[:500]:  # warm-up: imports, parsers, argv caches
         decider.decide(call(command, workdir="/testbed-warm"))
     base = baseline_ms(decider)
@@ -154,8 +164,8 @@ def main() -> int:
     print("traffic:", ", ".join(str(f) for f in files))
     commands = load(files)
     ok = True
-    for name, policy in POLICIES.items():
-        ok &= measure(name, policy, commands, args.top)
+    for name, (policy, default) in POLICIES.items():
+        ok &= measure(name, policy, default, commands, args.top)
     return 0 if ok else 1
 
 

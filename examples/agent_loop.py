@@ -60,6 +60,8 @@ class ScriptedModel:
         ],
         [
             ("bash", {"command": "cat hello.txt", "description": "read the greeting back"}),
+            # asks: policies/default has a person approve what would lose work for good
+            ("bash", {"command": "git clean -n", "description": "preview untracked files"}),
             ("bash", {"command": "rm -rf /", "description": "tidy up everything"}),
         ],
     ]

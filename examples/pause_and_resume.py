@@ -39,7 +39,8 @@ async def main(workspace: Path, refuse: bool) -> int:
         policy={"paths": [str(POLICY)]},
         audit={"path": str(workspace / "audit.jsonl")},
     )
-    args = {"command": "touch notes.txt", "description": "Create the notes file"}
+    # A CI workflow is code another program runs later: writing it asks, whatever the rules.
+    args = {"command": "touch .gitlab-ci.yml", "description": "Create the CI config"}
     async with Gate(config) as gate:
         # 1. The agent wants to run a command: decide it, nothing runs yet.
         decision = await gate.decide("bash", args, session="run-42")

@@ -35,7 +35,9 @@ def make_config(tmp_path: Path, **sections: dict[str, Any]) -> Config:
     base: dict[str, dict[str, Any]] = {
         "executor": {"workspace": str(ws), "grace_ms": 400},
         "audit": {"path": str(tmp_path / "audit.jsonl")},
-        "policy": {"paths": []},
+        # The tests' closing default is ask (the packaged one, sandbox, runs what no
+        # rule names under bwrap: tests that mean that say so).
+        "policy": {"paths": [], "default": "ask"},
     }
     for name, values in sections.items():
         base.setdefault(name, {}).update(values)

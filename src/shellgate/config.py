@@ -42,6 +42,8 @@ from shellgate.models import Effect, ExecutorKind, SandboxMode
 
 CONFIG_ENV = "SHELLGATE_CONFIG"
 DEFAULT_POLICY_SET = "default"
+#: The packaged set loaded under every configuration unless ``[policy] baseline = false``.
+BASELINE_POLICY_SET = "baseline"
 
 
 def packaged_policy_set(name: str = DEFAULT_POLICY_SET) -> Path | None:
@@ -128,7 +130,13 @@ class PolicyConfig(_Section):
     paths: tuple[Path, ...] = Field(default_factory=_default_policy_paths)
     subject: str = "agent"
     tenant: str = "default"
-    default: Effect = "ask"
+    #: The closing default, for segments no layer decided: ``sandbox`` (run them
+    #: confined, asking only where they cannot be), ``ask`` or ``deny``; never ``allow``.
+    #: Unset (``None``): see :attr:`closing_default`.
+    default: Effect | None = None
+    #: The packaged baseline set (catastrophic denies) stays loaded under every
+    #: listed set; only ``false`` turns it off (docs/policies.md).
+    baseline: bool = True
     plugins: tuple[str, ...] = ()
     plugin_timeout_ms: int = Field(1000, gt=0)
     protected_paths: tuple[str, ...] = ()  # added to the built-in protected paths
@@ -155,11 +163,28 @@ class PolicyConfig(_Section):
     def _store_url(cls, value: object) -> object:
         return _check_store(value)
 
+    @property
+    def closing_default(self) -> Effect:
+        """The closing default in force: ``default`` where set; unset, ``sandbox`` with
+        the packaged default set alone (it is written for it) and ``ask`` with sets
+        an admin names or a store (docs/policies.md#the-closing-default)."""
+        if self.default is not None:
+            return self.default
+        packaged = packaged_policy_set()
+        alone = (
+            self.store is None
+            and packaged is not None
+            and [os.path.realpath(p) for p in self.paths] == [os.path.realpath(packaged)]
+        )
+        return "sandbox" if alone else "ask"
+
     @field_validator("default")
     @classmethod
-    def _default_not_allow(cls, value: Effect) -> Effect:
+    def _default_not_allow(cls, value: Effect | None) -> Effect | None:
         if value == "allow":
-            raise ValueError("the closing default must be 'ask' or 'deny', never 'allow'")
+            raise ValueError(
+                "the closing default must be 'sandbox', 'ask' or 'deny', never 'allow'"
+            )
         return value
 
 
@@ -262,6 +287,33 @@ class Config(BaseModel):
         if "paths" in self.policy.model_fields_set or len(self.policy.paths) != 1:
             return None
         return self.policy.paths[0]
+
+    @property
+    def baseline_policy(self) -> Path | None:
+        """The packaged baseline set, loaded under every listed set, unless
+        ``[policy] baseline = false`` (``None`` then). A copy without one names
+        where it should be, so loading it fails closed, naming the broken install."""
+        if not self.policy.baseline:
+            return None
+        found = packaged_policy_set(BASELINE_POLICY_SET)
+        if found is None:
+            found = Path(__file__).resolve().parent / "policies" / BASELINE_POLICY_SET
+        return found
+
+    def policy_paths(self, paths: tuple[Path, ...] | None = None) -> tuple[Path, ...]:
+        """The file sets a decider loads: ``paths`` (default: ``[policy] paths``), then
+        the baseline (unless off or already listed). Last, so that where a listed set
+        denies too, its own rule and reason are the ones reported (the strictest
+        answer wins either way)."""
+        listed = self.policy.paths if paths is None else paths
+        baseline = self.baseline_policy
+        if baseline is None or any(_same_dir(p, baseline) for p in listed):
+            return tuple(listed)
+        return (*listed, baseline)
+
+
+def _same_dir(a: Path, b: Path) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 ENV_PREFIX = "SHELLGATE_"

@@ -26,11 +26,12 @@ from shellgate.models import (
     Write,
 )
 from shellgate.policy.builtin import INPUT_GUARD, input_guard
-from shellgate.policy.casbin_layer import CasbinLayer, PolicyState, unavailable
+from shellgate.policy.casbin_layer import CasbinLayer, unavailable
 from shellgate.policy.deadline import LayerRunner
 from shellgate.policy.engine import Layer, decide, decide_async, layers_of, new_plugin_manager
 from shellgate.policy.physical import one_decision
 from shellgate.policy.plugins import register_plugin
+from shellgate.policy.ruleset import PolicyState
 from shellgate.policy.setup import register_layers
 from shellgate.policy.write_rules import LAYER as WRITE_RULES
 from shellgate.policy.write_rules import WriteRulesLayer
@@ -57,6 +58,7 @@ class Decider:
         self.rules = rules if isinstance(rules, CasbinLayer) else None
         # Pinning costs a little; without a store the file sets change only on reload.
         self._pin = self.rules is not None and config.policy.store is not None
+        self.closing_default = config.policy.closing_default  # resolved once: it stats paths
         _freeze_start_up()
 
     def register(self, plugin: object, *, name: str) -> None:
@@ -153,7 +155,7 @@ class Decider:
                 call,
                 analysis,
                 self._layers,
-                default=pol.default,
+                default=self.closing_default,
                 layer_budget_ms=pol.plugin_timeout_ms,
                 runner=self._runner,
             )
@@ -166,16 +168,17 @@ class Decider:
         pol = self.config.policy
         if not self._pin:
             with one_decision():
-                return await decide_async(call, early, self._layers, default=pol.default,
+                return await decide_async(call, early, self._layers, default=self.closing_default,
                                           layer_budget_ms=pol.plugin_timeout_ms,
                                           runner=self._runner)
         assert self.rules is not None
         state = self.rules.pin(call)
         try:
             with one_decision():
-                verdict = await decide_async(call, early, self._layers, default=pol.default,
-                                             layer_budget_ms=pol.plugin_timeout_ms,
-                                             runner=self._runner)
+                verdict = await decide_async(
+                    call, early, self._layers, default=self.closing_default,
+                    layer_budget_ms=pol.plugin_timeout_ms, runner=self._runner,
+                )
         finally:
             self.rules.unpin(call)
         return _versioned(verdict, state, early)

@@ -29,6 +29,7 @@ from shellgate.errors import ShellgateError, TaskError, ToolInputError
 from shellgate.executors import Executor, SpillStore, make_executor
 from shellgate.models import CallInfo, ExecutorKind, RunResult
 from shellgate.ops.context import call_scope, finish, make_tracer
+from shellgate.policy.confine import confined_config
 from shellgate.resume import TOOL_NAMES, GateDecision, approve, decide, handoff
 from shellgate.tools import render
 from shellgate.tools.bash import BashCall
@@ -45,6 +46,11 @@ class ToolResult:
     is_error: bool = False
     outcome: Literal["ok", "denied", "not approved", "error", "aborted"] = "ok"
     run: RunResult | None = None  # a foreground bash call's result, for hosts (not the model)
+
+
+#: The key of the executor for calls the policy sandboxes, when it is not the
+#: deployment's own bwrap executor (that one has the network on, or a wider mode).
+CONFINED = "bwrap-confined"
 
 
 class Gate:
@@ -170,12 +176,36 @@ class Gate:
         await executor.open()
         return executor
 
+    async def confined_executor(self) -> Executor:
+        """The executor of calls the policy sandboxes (``policy/confine.py``): bwrap,
+        workspace-write (or narrower), no network. The deployment's own bwrap
+        executor when that is already all of it, else one of its own."""
+        confined = confined_config(self.config)
+        if confined.sandbox == self.config.sandbox:
+            return await self.executor_for("bwrap")
+        if CONFINED not in self._executors:
+            self._executors[CONFINED] = make_executor(confined, "bwrap", spill=self.spill)
+        executor = self._executors[CONFINED]
+        await executor.open()
+        return executor
+
+    async def sandbox_unavailable(self) -> str | None:
+        """Why this gate cannot confine a call (bwrap missing, its probe failed), or
+        ``None``. Probes once, when the first sandboxed call comes."""
+        reason = (await self.confined_executor()).unavailable_reason
+        return None if reason is None else f"the sandbox is unavailable here ({reason})"
+
     # -- the model-facing surface -----------------------------------------------------
 
     @property
     def sandboxed(self) -> bool:
-        """Whether the default executor sandboxes (the bash schema then offers escalation)."""
-        return self.executor.sandboxes
+        """Whether calls may run sandboxed, so the bash schema offers escalation: the
+        default executor sandboxes, or the policy sandboxes some calls (its closing
+        default or a rule is ``sandbox``)."""
+        if self.executor.sandboxes or self.config.policy.closing_default == "sandbox":
+            return True
+        engine = self.decider.rules.state.engine if self.decider.rules is not None else None
+        return engine is not None and engine.sandboxes
 
     def schemas(self, fmt: Literal["openai", "anthropic", "mcp"]) -> list[dict[str, Any]]:
         return _schemas(fmt, sandboxed=self.sandboxed)
@@ -258,6 +288,7 @@ class Gate:
         subject: str | None = None,
         tenant: str | None = None,
         session: str | None = None,
+        host_runs: bool = False,
     ) -> GateDecision:
         """Decide one tool call without running it; the decision is audited.
 
@@ -266,10 +297,13 @@ class Gate:
         :meth:`call`. ``bash_output``/``bash_kill`` run no command: always
         ``allow`` (calling them is audited as usual). Arguments the call would
         refuse give ``deny`` with ``invalid`` set and the call's error text.
+        ``host_runs``: the caller's host runs the command itself (then
+        :meth:`handoff`), outside shellgate's sandbox, so a ``sandbox`` verdict is
+        decided ``ask`` instead, with that reason.
         """
         owner = self.owner(subject, tenant, session)
         with call_scope(tool, *owner, self.tracer, via="decide") as scope:
-            decided = await decide(self, tool, arguments, owner)
+            decided = await decide(self, tool, arguments, owner, host_runs=host_runs)
             outcome = "error" if decided.invalid else "denied" if decided.effect == "deny" else ""
             finish(scope, outcome or "decided")
             return decided

@@ -6,7 +6,7 @@ layer has exactly the powers of a built-in one. Implementations take keyword
 arguments and may declare only the ones they use, so these specs can grow.
 
 Evaluation order (see ``docs/hooks.md``): built-in layers in their documented
-order (input guard, command analysis, protected paths, casbin rules), then
+order (input guard, command analysis, protected paths, …, casbin rules), then
 configured plugins in config order, then the closing default. Order only decides
 who may stop the waterfall early and what the audit log shows first: the reducer
 takes the strictest answer, so no order can let an allow beat a deny or an ask.
@@ -33,9 +33,10 @@ def shellgate_check(call: CallInfo, segment: Segment) -> Decision | None:
 
     Called once per analysed segment, for every layer in order. Return a
     :class:`~shellgate.models.Decision` with effect ``deny`` (a veto: nothing below
-    runs for this call), ``ask`` or ``allow``, a reason the model can read, your
-    layer's name and, for rule-based layers, the rule. Set ``require_sandbox`` to
-    force the bwrap executor for the call.
+    runs for this call), ``ask``, ``sandbox`` (run unasked, but confined; an ask
+    where it cannot be) or ``allow``, a reason the model can read, your layer's
+    name and, for rule-based layers, the rule. Set ``require_sandbox`` to force the
+    bwrap executor for the call.
 
     Raising, taking longer than the configured plugin timeout, or returning
     anything that is not a ``Decision`` or ``None`` counts as ``deny`` with a

@@ -12,16 +12,22 @@ change what an earlier one checked (house style, principle 5):
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Effect = Literal["allow", "ask", "deny"]
+#: ``sandbox``: run it without asking, but confined (the bwrap executor in
+#: workspace-write mode, network off); where it cannot be confined it is an ``ask``.
+Effect = Literal["allow", "sandbox", "ask", "deny"]
 SandboxMode = Literal["read-only", "workspace-write", "full-access"]
 ExecutorKind = Literal["local", "bwrap"]
 
 #: Strictness order of effects: a higher number always wins.
-STRICTNESS: dict[Effect, int] = {"allow": 0, "ask": 1, "deny": 2}
+STRICTNESS: dict[Effect, int] = {"allow": 0, "sandbox": 1, "ask": 2, "deny": 3}
+
+#: Effects that let a command run without a person: matched on the literal argv
+#: only (a wrapper or a normalised form never earns them), never a finding's.
+LOOSE: frozenset[Effect] = frozenset({"allow", "sandbox"})
 
 #: Sandbox modes from narrowest to widest.
 MODE_ORDER: tuple[SandboxMode, ...] = ("read-only", "workspace-write", "full-access")
@@ -29,6 +35,36 @@ MODE_ORDER: tuple[SandboxMode, ...] = ("read-only", "workspace-write", "full-acc
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def built(cls: type[_M], /, **values: Any) -> _M:
+    """``cls.model_construct(**values)`` for a hot path: no validation, and the
+    defaults of the fields not given filled in from a table made once per class
+    (pydantic's own ``model_construct`` walks every field for each instance). For
+    values this package made with the right types only."""
+    defaults = _DEFAULTS.get(cls)
+    if defaults is None:
+        fields = cls.model_fields.items()
+        if any(field.default_factory is not None for _, field in fields):
+            raise TypeError(f"built({cls.__name__}): a default factory would be shared")
+        # In field order (as model_dump and repr show them); required ones have none.
+        defaults = _DEFAULTS[cls] = {
+            name: None if field.is_required() else field.default for name, field in fields
+        }
+    given = set(values)  # as model_construct records them
+    instance = cls.__new__(cls)
+    _set = object.__setattr__
+    _set(instance, "__dict__", {name: values.get(name, d) for name, d in defaults.items()})
+    _set(instance, "__pydantic_fields_set__", given)
+    _set(instance, "__pydantic_extra__", None)
+    _set(instance, "__pydantic_private__", None)
+    return instance
+
+
+_DEFAULTS: dict[type[BaseModel], dict[str, Any]] = {}
 
 
 class Decision(_Frozen):

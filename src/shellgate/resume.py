@@ -20,6 +20,7 @@ from shellgate.approval import approval_question
 from shellgate.approval.sealed import Approval, Pending, arguments_digest
 from shellgate.errors import ShellgateError, TaskError, ToolInputError
 from shellgate.models import Effect, SandboxMode, Verdict
+from shellgate.policy.confine import host_runs as host_runs_reason
 from shellgate.tools import render
 from shellgate.tools.bash import BashCall, Decided, bash_digest
 from shellgate.tools.schemas import validate_task
@@ -29,13 +30,18 @@ if TYPE_CHECKING:
     from shellgate.gate import Gate, ToolResult
 
 TOOL_NAMES = ("bash", "bash_output", "bash_kill")
+#: Why a decision for a host that runs the command itself is never ``sandbox``.
+HOST_RUNS = host_runs_reason("the host")
 
 
 @dataclass(frozen=True)
 class GateDecision:
     """What :meth:`Gate.decide` found, on the record, with nothing run.
 
-    ``effect`` is the verdict (``allow``/``ask``/``deny``). ``needs_approval``
+    ``effect`` is the verdict (``allow``/``sandbox``/``ask``/``deny``; ``sandbox``
+    runs confined when :meth:`Gate.call` runs it, and is never handed to a host:
+    decide with ``host_runs=True`` for a host that runs commands itself, and it is
+    an ``ask`` instead). ``needs_approval``
     says a person must approve before :meth:`Gate.call` runs it (an ``ask``, or a
     sandbox escalation); ``question`` is what to show them. For ``deny`` — also
     for arguments refused before any decision (``invalid``) — ``text`` is the
@@ -69,7 +75,9 @@ class GateDecision:
 
 
 
-async def decide(gate: Gate, tool: str, arguments: object, owner: Owner) -> GateDecision:
+async def decide(
+    gate: Gate, tool: str, arguments: object, owner: Owner, *, host_runs: bool = False
+) -> GateDecision:
     """See :meth:`Gate.decide`."""
 
     def answer(effect: Effect, reason: str, **more: Any) -> GateDecision:
@@ -101,7 +109,7 @@ async def decide(gate: Gate, tool: str, arguments: object, owner: Owner) -> Gate
                 f"unknown tool {render.shorten(repr(tool))}; the tools are "
                 f"{', '.join(TOOL_NAMES)}"
             )
-        d = await bash.decide(via="decide")
+        d = await bash.decide(via="decide", host_runs=HOST_RUNS if host_runs else None)
     except ToolInputError as exc:
         text = gate._refused(tool, owner, arguments, str(exc)).text
         return answer("deny", str(exc), text=text, invalid=True)

@@ -271,3 +271,25 @@ def test_a_new_approval_appears_without_a_reload_by_hand(
         assert "touch live.txt" in page.inner_text(f"#approval-{pending.id} .command")
     finally:
         queue.answer(pending.id, "deny", person="cleanup")
+
+
+def test_an_escalation_out_of_the_sandbox_says_what_it_asks_for(
+    queue: Any, alice: httpx.Client
+) -> None:
+    pending = queue.submit(
+        subject="agent", tenant="default", session="s1", host="ci-7", command="./build.sh",
+        workdir="/work", reason="the policy runs it in the sandbox (the closing default is "
+        "sandbox); asks for the wider 'full-access' sandbox mode: it writes ~/.cache",
+        rule=None, question="Allow this command? `./build.sh`", call_id="call-2",
+        timeout_s=600, escalation="full-access",
+    )
+    plain = submit(queue)  # its neighbour: no escalation, no such row
+    page = alice.get("/approvals").text.replace("&#39;", "'")
+    section = page.split(f'id="approval-{pending.id}"')[1].split("</section>")[0]
+    assert "<dt>Escalation</dt>" in section
+    assert "'full-access' mode (unconfined)" in section
+    assert "the policy runs it in the sandbox" in section
+    other = page.split(f'id="approval-{plain.id}"')[1].split("</section>")[0]
+    assert "<dt>Escalation</dt>" not in other
+    queue.answer(pending.id, "deny", person="cleanup")
+    queue.answer(plain.id, "deny", person="cleanup")

@@ -256,6 +256,30 @@ def test_the_playground_explains_as_shellgate_check_does(setup: Path, alice: htt
     assert 'rule <span id="rule">team/policy.csv:3</span>' in page.text
 
 
+def test_the_playground_explains_a_sandbox_answer(setup: Path, alice: httpx.Client) -> None:
+    page = alice.post("/playground", data={
+        "csrf": csrf_of(alice), "command": "pytest -q",
+        "draft": "p, agent, *, pytest *, sandbox, tests run confined", "draft_set": "team"})
+    assert page.status_code == 200
+    assert '<section id="result" class="sandbox">' in page.text
+    assert 'id="sandbox-note"' in page.text
+    assert "runs confined: bwrap" in html.unescape(page.text)
+    # the neighbour: an ask is no sandbox answer and gets no such note
+    asked = alice.post("/playground", data={"csrf": csrf_of(alice), "command": "touch x"})
+    assert '<section id="result" class="ask">' in asked.text
+    assert 'id="sandbox-note"' not in asked.text
+    # the baseline is under the console's sets as under a gate's
+    baseline = alice.post("/playground", data={"csrf": csrf_of(alice),
+                                               "command": "dd if=/dev/zero of=/dev/sda"})
+    assert 'rule <span id="rule">baseline/policy.csv:' in baseline.text
+
+
+def test_the_audit_trail_filters_by_the_sandbox_effect(setup: Path, alice: httpx.Client) -> None:
+    page = alice.get("/audit", params={"effect": "sandbox"})
+    assert page.status_code == 200
+    assert '<option value="sandbox" selected>' in page.text
+
+
 def test_the_playground_tries_draft_rows_without_changing_the_set(
     setup: Path, alice: httpx.Client
 ) -> None:

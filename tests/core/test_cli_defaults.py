@@ -58,7 +58,7 @@ def test_check_outside_the_checkout_uses_the_packaged_policy_and_says_so(elsewhe
     done = cli("check", "--json", "--", "rm -rf /", cwd=elsewhere)
     assert done.returncode == 11, done.stderr
     packaged = ROOT / "policies" / "default"
-    assert json.loads(done.stdout)["rule"].startswith("default/policy.csv:")  # set-relative
+    assert json.loads(done.stdout)["rule"].startswith("baseline/policy.csv:")  # set-relative
     assert done.stderr == f"{NOTE}{packaged}\n"  # on stderr: stdout is the JSON alone
 
 
@@ -69,7 +69,7 @@ def test_run_from_an_installed_package_uses_its_policy_set(elsewhere: Path, inst
     denied = cli("run", "--", "rm -rf /", cwd=elsewhere, pythonpath=installed)
     assert denied.returncode == 126
     assert denied.stderr.startswith(f"{NOTE}{installed / 'shellgate' / 'policies' / 'default'}\n")
-    assert "denied by casbin rule default/policy.csv:" in denied.stderr
+    assert "denied by casbin rule baseline/policy.csv:" in denied.stderr
 
 
 def test_a_policies_directory_in_the_cwd_is_not_the_gate_policy(elsewhere: Path) -> None:

@@ -16,7 +16,7 @@ def write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-def test_defaults_match_the_documented_file() -> None:
+def test_defaults_match_the_documented_file(tmp_path: Path) -> None:
     cfg = load_config(None)
     ex = cfg.executor
     assert (ex.kind, ex.timeout_ms, ex.max_timeout_ms, ex.max_output_bytes) == (
@@ -31,11 +31,17 @@ def test_defaults_match_the_documented_file() -> None:
         False,
         True,
     )
-    assert (cfg.policy.subject, cfg.policy.tenant, cfg.policy.default) == (
+    assert (cfg.policy.subject, cfg.policy.tenant, cfg.policy.default, cfg.policy.baseline) == (
         "agent",
         "default",
-        "ask",
+        None,  # unset: the packaged default set closes with sandbox, named sets with ask
+        True,
     )
+    assert cfg.policy.closing_default == "sandbox"
+    named = load_config(None, policy={"paths": [str(tmp_path)]})
+    assert named.policy.closing_default == "ask"
+    assert load_config(None, policy={"paths": [str(tmp_path)], "default": "deny"}
+                       ).policy.closing_default == "deny"
     assert cfg.approval.mode == "deny"
 
 
@@ -279,7 +285,8 @@ def test_a_configured_policy_set_is_not_the_default(tmp_path: Path) -> None:
         pytest.param("[executor.limits]\nopen_file = 5\n", "unknown key 'executor.limits.open_file'",
                      "did you mean 'executor.limits.open_files'?", id="nested"),
         pytest.param("[policy]\nzzz = 1\n", "unknown key 'policy.zzz'",
-                     "[policy] takes: paths, subject, tenant, default, plugins", id="no-near-miss"),
+                     "[policy] takes: paths, subject, tenant, default, baseline, plugins",
+                     id="no-near-miss"),
         pytest.param("[zzz]\nx = 1\n", "unknown key 'zzz'",
                      "the sections are: executor, sandbox, policy, approval, audit", id="no-section"),
     ],

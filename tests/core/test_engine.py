@@ -191,4 +191,4 @@ def test_layers_run_in_the_documented_order(tmp_path: Any) -> None:
     from tests.conftest import ROOT, make_config
 
     decider = Decider(make_config(tmp_path, policy={"paths": [str(ROOT / "policies" / "default")]}))
-    assert decider.layer_names == ["command-analysis", "protected-paths", "protected-reads", "repositories", "casbin", "write-rules"]
+    assert decider.layer_names == ["command-analysis", "protected-paths", "protected-reads", "repositories", "casbin", "write-rules", "workspace-root"]

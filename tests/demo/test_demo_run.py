@@ -36,9 +36,10 @@ def test_shellgate_demo_exits_zero_with_every_step_as_expected() -> None:
     out = done.stdout
     assert "every step behaved as expected" in out
     assert "NOT as expected" not in out
-    assert out.count("✓ as expected") + out.count("– skipped") == 7
+    assert out.count("✓ as expected") + out.count("– skipped") == 8
     assert "answered automatically by the demo's scripted approver" in out
     assert "Error: denied by casbin rule" in out
+    assert "baseline/policy.csv:" in out  # rm -rf / is the baseline's
     assert "default/policy.csv:" in out
     assert "background task bash-1" in out
     assert "hash mismatch" in out
@@ -69,9 +70,10 @@ def test_a_policy_that_misbehaves_makes_the_demo_fail(tmp_path: Path) -> None:
     status = run_demo(Console(file=out, width=120), policy=lax)
     text = out.getvalue()
     assert status == 1
-    assert "✗ NOT as expected: denied by a named rule, nobody asked" in text
-    # rm's write of / is no write: rule's: the closing default asks (never allows)
-    assert "this policy says ask to 'timeout 5 rm -Rf /'; the demo did not run it" in text
+    # its rm allow removes notes.txt unconfined: not what the step expects
+    assert "✗ NOT as expected: sandboxed by a rule, ran in bwrap, nobody asked" in text
+    # rm -rf / stays denied: the baseline set is loaded under it
+    assert "✓ as expected: denied by a named rule, nobody asked" in text
     assert "did not behave as expected" in text
 
 

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import typer
 
 from shellgate.cli import build_app
@@ -46,6 +47,7 @@ def test_every_command_and_option_is_in_docs_cli() -> None:
     assert not missing, f"docs/cli.md does not mention: {missing}"
 
 
+@pytest.mark.bwrap  # the packaged closing default, sandbox, is reported where bwrap works
 def test_the_check_note_example_is_what_check_prints(tmp_path: Path) -> None:
     """docs/cli.md's `shellgate check --subject ci-bot …` example, run over the packaged set."""
     import os
@@ -62,7 +64,7 @@ def test_the_check_note_example_is_what_check_prints(tmp_path: Path) -> None:
         [sys.executable, "-m", "shellgate.cli", *shlex.split(command)[1:]],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60, check=False,
     )
-    assert done.returncode == 10
+    assert done.returncode == 0  # sandbox: it runs without a person
     note, first = shown[0], shown[1]
     assert note in done.stderr.splitlines()
     assert done.stdout.splitlines()[0] == first

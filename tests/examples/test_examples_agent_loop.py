@@ -21,11 +21,11 @@ def test_agent_loop_example_runs_and_the_gate_shapes_the_transcript(tmp_path: Pa
     )
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
-    assert "[approval] Allow this command? " in out  # tee was asked about (tee * asks)
+    assert "[approval] Allow this command? `git clean -n`" in out  # git clean * asks
     assert (workspace / "hello.txt").read_text() == "hello\n"
     assert "  hello\n" in out
     assert "Error: denied by casbin rule " in out
-    assert out.rstrip().endswith("model: Done: 4 tool calls, 1 refused.")
+    assert out.rstrip().endswith("model: Done: 5 tool calls, 1 refused.")
 
 
 def test_agent_loop_header_says_which_python_runs_it() -> None:

@@ -25,8 +25,8 @@ def test_pause_and_resume_example(tmp_path: Path, refuse: bool) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "decision: ask" in done.stdout
-    assert "question for a person: Allow this command? `touch notes.txt`" in done.stdout
-    assert (tmp_path / "notes.txt").exists() is not refuse
+    assert "question for a person: Allow this command? `touch .gitlab-ci.yml`" in done.stdout
+    assert (tmp_path / ".gitlab-ci.yml").exists() is not refuse
     records = [json.loads(x) for x in (tmp_path / "audit.jsonl").read_text().splitlines()]
     assert [r["type"] for r in records] == ["decision", "approval", "result"]
     assert len({r["call_id"] for r in records}) == 1  # one decision for the call

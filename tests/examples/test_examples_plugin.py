@@ -55,7 +55,9 @@ def _config(tmp_path: Path, *plugins: str, tenant: str = "default") -> Config:
     return load_config(
         None,
         executor={"workspace": str(tmp_path / "ws")},
-        policy={"paths": [str(policy)], "plugins": list(plugins), "tenant": tenant},
+        # ask: what the plugin leaves undecided must be visibly the closing default's
+        policy={"paths": [str(policy)], "plugins": list(plugins), "tenant": tenant,
+                "default": "ask"},
         audit={"path": str(tmp_path / "audit.jsonl")},
     )
 

@@ -119,3 +119,49 @@ def test_a_configuration_that_sandboxes_every_call_is_refused_to_hosts(
     assert 'kind = "local"' in why
     [record] = [json.loads(x) for x in (conf.parent / "audit.jsonl").read_text().splitlines()]
     assert (record["decision"], record["require_sandbox"]) == ("deny", True)
+
+
+# -- sandbox decisions: the host runs the command itself, so they are asks --------------
+
+
+@pytest.fixture
+def confined(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A hook config whose policy sandboxes the toolchain and whatever no rule names."""
+    (tmp_path / "ws").mkdir()
+    pol = tmp_path / "pol"
+    pol.mkdir()
+    (pol / "model.conf").write_text((ROOT / "src/shellgate/policy/model.conf").read_text())
+    (pol / "policy.csv").write_text("p, agent, *, git status *, allow\n"
+                                    "p, agent, *, pytest *, sandbox\n")
+    path = tmp_path / "shellgate.toml"
+    path.write_text('[executor]\nworkspace = "ws"\n[policy]\npaths = ["pol"]\n'
+                    'default = "sandbox"\n[audit]\npath = "audit.jsonl"\n')
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    monkeypatch.delenv("SHELLGATE_CONFIG", raising=False)
+    return path
+
+
+@pytest.mark.parametrize("command", ["pytest -q", "./build.sh"])
+def test_claude_code_asks_for_what_the_policy_would_confine(confined: Path, command: str) -> None:
+    said = hook("claude-code", confined, command)["hookSpecificOutput"]
+    assert said["permissionDecision"] == "ask"  # never allow: Claude Code would run it bare
+    reason = said["permissionDecisionReason"]
+    assert reason.startswith("shellgate ask (sandbox")
+    assert "Claude Code runs the command itself, outside shellgate's sandbox" in reason
+    [record] = [json.loads(x) for x in (confined.parent / "audit.jsonl").read_text().splitlines()]
+    assert (record["decision"], record["layer"]) == ("ask", "sandbox")
+    assert record["segments"][0]["decision"] == "ask"
+
+
+def test_gemini_cli_refuses_what_the_policy_would_confine(confined: Path) -> None:
+    said = hook("gemini-cli", confined, "pytest -q")
+    assert said["decision"] == "deny"
+    assert "Gemini CLI runs the command itself" in said["reason"]
+    assert "Gemini CLI hooks cannot ask" in said["reason"]
+
+
+def test_an_allowed_neighbour_is_still_allowed_to_the_host(confined: Path) -> None:
+    said = hook("claude-code", confined, "git status")["hookSpecificOutput"]
+    assert said["permissionDecision"] == "allow"
+    mixed = hook("claude-code", confined, "git status && pytest -q")["hookSpecificOutput"]
+    assert mixed["permissionDecision"] == "ask"

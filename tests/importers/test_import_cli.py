@@ -61,7 +61,7 @@ def test_claude_code_rules_map_one_to_one(tmp_path: Path) -> None:
 def test_codex_examples_become_rows_with_honest_expectations(tmp_path: Path) -> None:
     out = tmp_path / "set"
     done = shellgate("policy", "import", "--from", "codex", str(SAMPLES / "default.rules"),
-                     str(out), cwd=tmp_path)
+                     str(out), "--default", "ask", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     tests = rows(out / "tests.csv")
     assert "agent, default, deny, git reset --hard" in tests          # match → the decision
@@ -74,7 +74,9 @@ def test_codex_examples_become_rows_with_honest_expectations(tmp_path: Path) -> 
     (line,) = warnings(done.stderr)
     assert line.startswith(f"warning: {SAMPLES / 'default.rules'}:66: host_executable")
     strict = shellgate("policy", "test", str(out), "--default", "deny", cwd=tmp_path)
-    assert strict.returncode == 1  # the not_match rows expect the default in force: ask
+    assert strict.returncode == 1  # the not_match rows expect the default they were written for
+    asked = shellgate("policy", "test", str(out), "--default", "ask", cwd=tmp_path)
+    assert asked.returncode == 0, asked.stdout
 
 
 def test_gemini_priority_over_a_deny_is_a_warning_and_a_commented_row(tmp_path: Path) -> None:

@@ -46,11 +46,13 @@ def test_the_commands_that_load_a_set_warn_about_a_claude_rule_too(tmp_path: Pat
     (directory / "tests.csv").write_text("agent, default, allow, echo hi\n")
     warning = (f"warning: {directory / 'policy.csv'}:1: pattern 'Bash(git diff:*)' is Claude "
                "Code's permission syntax, not a shellgate pattern: write 'git diff *'")
-    check = shellgate("check", "--policy", str(directory), "--json", "--", "git diff",
-                      cwd=tmp_path)
-    tested = shellgate("policy", "test", str(directory), cwd=tmp_path)
+    config = tmp_path / "ask.toml"  # the closing default the rows are written for
+    config.write_text('[policy]\ndefault = "ask"\n')
+    check = shellgate("check", "--config", str(config), "--policy", str(directory), "--json",
+                      "--", "git diff", cwd=tmp_path)
+    tested = shellgate("policy", "test", str(directory), "--config", str(config), cwd=tmp_path)
     pushed = shellgate("policy", "push", str(directory), "--reason", "r", "--store",
-                       f"sqlite://{tmp_path / 'p.db'}", cwd=tmp_path)
+                       f"sqlite://{tmp_path / 'p.db'}", "--config", str(config), cwd=tmp_path)
     assert (check.returncode, tested.returncode, pushed.returncode) == (10, 0, 0)
     assert check.stdout.startswith('{"decision": "ask"')
     assert tested.stdout == "1 tests passed\n"

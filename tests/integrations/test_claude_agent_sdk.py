@@ -462,3 +462,33 @@ async def test_the_hook_does_not_hand_claude_code_an_ask_that_must_run_sandboxed
     assert out["permissionDecision"] == "deny"
     assert "sandbox" in out["permissionDecisionReason"]
     assert records(tmp_path)[-1]["outcome"] == "denied"
+
+
+# -- issue 22: Claude Code runs the command itself, so a sandbox decision asks ---------
+
+
+async def test_the_hook_asks_for_a_command_the_policy_would_only_confine(tmp_path: Path) -> None:
+    """``sandbox`` means "unasked, but confined"; Claude Code would run it bare, so it is
+    an ask with that reason, and approved it is handed to Claude Code."""
+    async with pausing_gate(tmp_path, policy={"default": "sandbox"}) as gate:
+        sg = ClaudePermissions(gate, ask=lambda d: PersonAnswer("alice", allow=True))
+        tool_input = {"command": "./build.sh"}
+        hook_input = {"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                      "cwd": str(gate.executor.workspace), "session_id": "s",
+                      "tool_input": tool_input, "tool_use_id": "toolu_conf"}
+        said = await sg.pre_tool_use(hook_input, "toolu_conf", {"signal": None})  # type: ignore[arg-type]
+        out = cast(dict[str, Any], said.get("hookSpecificOutput"))
+        assert out["permissionDecision"] == "ask"
+        assert "the host runs the command itself" in out["permissionDecisionReason"]
+        from claude_agent_sdk import ToolPermissionContext
+
+        answer = await sg.can_use_tool("Bash", tool_input,
+                                       ToolPermissionContext(tool_use_id="toolu_conf"))
+        # the neighbour: what the rules allow is still allowed to Claude Code, unasked
+        echo = {**hook_input, "tool_input": {"command": "echo hi"}, "tool_use_id": "toolu_ok"}
+        allowed = await sg.pre_tool_use(echo, "toolu_ok", {"signal": None})  # type: ignore[arg-type]
+    assert isinstance(answer, PermissionResultAllow)
+    assert cast(dict[str, Any], allowed.get("hookSpecificOutput"))["permissionDecision"] == "allow"
+    decision = records(tmp_path, "decision")[0]
+    assert (decision["decision"], decision["layer"]) == ("ask", "sandbox")
+    assert [r["type"] for r in records(tmp_path)][:3] == ["decision", "approval", "handoff"]

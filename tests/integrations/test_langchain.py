@@ -402,9 +402,9 @@ def run_snippet(code: str, tmp_path: Path) -> str:
 def test_docs_snippets_run(tmp_path: Path) -> None:
     first, second = doc_snippets("LangChain")
     out = run_snippet(first, tmp_path)
-    assert "touch notes.txt" in out  # the question
+    assert "touch .pre-commit-config.yaml" in out  # the question
     assert out.splitlines()[-1] == "success (no output)"
-    assert (tmp_path / "ws" / "notes.txt").exists()
+    assert (tmp_path / "ws" / ".pre-commit-config.yaml").exists()
     approvals = [r for r in records(tmp_path) if r["type"] == "approval"]
     assert [r["approver"] for r in approvals] == ["alice@example.com"]
 

@@ -421,8 +421,8 @@ def test_the_docs_example_runs(tmp_path: Path, answer: str, made: bool, said: st
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert "touch notes.txt" in done.stdout  # the question the person saw
-    assert (tmp_path / "notes.txt").exists() is made
+    assert "touch .pre-commit-config.yaml" in done.stdout  # the question the person saw
+    assert (tmp_path / ".pre-commit-config.yaml").exists() is made
     approval = next(
         r for r in records_in(tmp_path / "shellgate-audit.jsonl") if r["type"] == "approval"
     )

@@ -597,9 +597,9 @@ def test_the_docs_program_runs_as_written(
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert "Allow this command? `touch notes.txt`" in done.stdout
+    assert "Allow this command? `touch .pre-commit-config.yaml`" in done.stdout
     assert read in done.stdout
-    assert (tmp_path / "notes.txt").exists() is made
+    assert (tmp_path / ".pre-commit-config.yaml").exists() is made
     lines = (tmp_path / "shellgate-audit.jsonl").read_text().splitlines()
     [approval] = [r for r in map(json.loads, lines) if r["type"] == "approval"]
     assert approval["approver"] == getpass.getuser()

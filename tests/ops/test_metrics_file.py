@@ -37,7 +37,7 @@ CALLS: list[tuple[EchoCall, str]] = [
     ({"command": "touch made"}, "exit_0"),
     ({"command": "touch no-thanks"}, "not_approved"),
     ({"command": "sleep 5", "timeoutMs": 200}, "timed_out"),
-    ({"command": "kill -KILL $$"}, "signal"),
+    ({"command": "kill -KILL $BASHPID"}, "signal"),  # $BASHPID: value unknown
 ]
 
 

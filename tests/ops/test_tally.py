@@ -68,3 +68,13 @@ def test_a_refused_result_takes_its_decisions_executor() -> None:
     tally.add({"type": "result", "call_id": "c2", "is_error": True, "outcome": "denied"})
     tally.add({"type": "result", "call_id": "unknown", "is_error": True, "outcome": "denied"})
     assert tally.results == {("bwrap", "denied"): 1, ("", "denied"): 1}
+
+
+def test_sandbox_is_an_effect_of_its_own() -> None:
+    tally = AuditTally()
+    tally.add({"type": "decision", "decision": "sandbox", "layer": "default", "rule": None})
+    tally.add({"type": "decision", "decision": "ask", "layer": "sandbox", "rule": None})
+    tally.add({"type": "decision", "decision": "confined", "layer": "x", "rule": None})
+    assert tally.decisions[("sandbox", "default", "")] == 1
+    assert tally.decisions[("ask", "sandbox", "")] == 1  # one that could not be confined
+    assert tally.decisions[(OTHER, "x", "")] == 1  # an unknown effect stays bounded

@@ -109,7 +109,7 @@ m = regexMatch(r.sub, p.sub) && regexMatch(r.cmd, p.cmd)
     config = Config().model_copy(update={"policy": Config().policy.model_copy(
         update={"paths": (tmp_path / "s0",)})})
     verdict = Decider(config).decide(call(command="ls", subject="stranger"))
-    assert verdict.effect == "ask"
+    assert verdict.effect == "ask"  # an admin's own set closes with ask: never allow
     assert verdict.decision.layer == "default"
 
 
@@ -251,7 +251,7 @@ def test_no_dependency_on_casbin_sqlalchemy_adapter() -> None:
 def _decider(directory: Path) -> Decider:
     base = Config()
     return Decider(base.model_copy(update={"policy": base.policy.model_copy(
-        update={"paths": (directory,)})}))
+        update={"paths": (directory,), "default": "ask"})}))
 
 
 @pytest.mark.parametrize(

@@ -29,14 +29,17 @@ def shellgate(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize(
-    ("command", "decision", "status"),
+    ("command", "decision", "status", "rules"),
     [
-        pytest.param("git status", "allow", 0, id="allow"),
-        pytest.param("git push origin main", "ask", 10, id="ask"),
-        pytest.param("rm -rf /", "deny", 11, id="deny"),
+        pytest.param("git status", "allow", 0, "default", id="allow"),
+        pytest.param("pytest -q", "sandbox", 0, "default", id="sandbox"),
+        pytest.param("git push origin main", "ask", 10, "default", id="ask"),
+        pytest.param("rm -rf /", "deny", 11, "baseline", id="deny"),
     ],
 )
-def test_check_json_contract_and_exit_status(command: str, decision: str, status: int) -> None:
+def test_check_json_contract_and_exit_status(
+    command: str, decision: str, status: int, rules: str
+) -> None:
     done = shellgate("check", "--policy", str(POLICIES / "default"), "--json", "--", command)
     assert done.returncode == status, done.stderr
     out = json.loads(done.stdout)
@@ -46,7 +49,7 @@ def test_check_json_contract_and_exit_status(command: str, decision: str, status
     assert out["segments"][0]["argv"] == command.split()
     if decision != "ask":
         assert out["layer"] == "casbin"
-        assert out["rule"].startswith("default/policy.csv:")
+        assert out["rule"].startswith(f"{rules}/policy.csv:")
 
 
 def test_check_several_words_are_one_argv_and_options_come_first() -> None:
@@ -103,9 +106,14 @@ def test_check_broken_policy_names_file_and_line(tmp_path: Path) -> None:
     assert done.stderr.startswith(f"error: {bad / 'policy.csv'}:2: bad regular expression")
 
 
-@pytest.mark.parametrize("name", ["default", "ci", "enterprise"])
+@pytest.mark.parametrize("name", ["baseline", "default", "ci", "enterprise"])
 def test_shipped_policy_sets_pass_their_tests_and_lint(name: str) -> None:
-    tested = shellgate("policy", "test", str(POLICIES / name))
+    # Each set with the closing default its tests.csv names (as `make policies` runs it).
+    text = (POLICIES / name / "tests.csv").read_text()
+    named = [line.split(":", 1)[1].split()[0] for line in text.splitlines()
+             if line.startswith("# default:")]
+    tested = shellgate("policy", "test", str(POLICIES / name),
+                       *(("--default", named[0]) if named else ()))
     assert tested.returncode == 0, tested.stdout + tested.stderr
     assert tested.stdout.strip().endswith("tests passed")
     linted = shellgate("policy", "lint", str(POLICIES / name))
@@ -136,7 +144,7 @@ def test_policy_init_writes_a_passing_set_and_never_overwrites(tmp_path: Path) -
     assert (target / "policy.csv").read_text().endswith("# mine\n")
     tested = runner.invoke(app(), ["policy", "test", str(target)])
     assert tested.exit_code == 0, tested.output
-    assert "5 tests passed" in tested.output
+    assert "6 tests passed" in tested.output
     linted = runner.invoke(app(), ["policy", "lint", str(target)])
     assert linted.exit_code == 0, linted.output
 

@@ -8,13 +8,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shellgate.models import Segment
-from shellgate.policy.casbin_layer import PolicyEngine
 from shellgate.policy.index import PolicyIndex
 from shellgate.policy.loader import EFFECTS, Link, PolicySource, Rule
 from shellgate.policy.patterns import compile_pattern
 from shellgate.policy.reference import ReferenceEnforcer
+from shellgate.policy.ruleset import PolicyEngine
 
-NAMES = ["a", "b", "c", "r1", "r2", "r3"]
+NAMES = ["a", "b", "c", "r1", "r2", "r3", "everyone"]
 TENANTS = ["t1", "t2", "*"]
 WORDS = ["git", "ls", "rm", "x", "gitk", "-f"]
 PATTERNS = [
@@ -35,9 +35,11 @@ def policies(draw: st.DrawFn) -> PolicySource:
                                     st.sampled_from(TENANTS)), max_size=10))
     rules = tuple(Rule(s, t, compile_pattern(p), e, "", "policy.csv", i + 1, i)
                   for i, (s, t, p, e) in enumerate(rows))
+    # everyone: the baseline's reading, every subject holds the role "everyone"
     return PolicySource(Path("."), rules,
                         tuple(Link(u, r, t, "policy.csv", 100 + i)
-                              for i, (u, r, t) in enumerate(links)))
+                              for i, (u, r, t) in enumerate(links)),
+                        everyone=draw(st.booleans()))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -103,7 +103,7 @@ def decider(root: Path, *plugins: str) -> Decider:
 def test_a_named_plugin_runs_after_the_built_in_layers(installed: Path) -> None:
     d = decider(installed, "nocurl")
     registered = [i.plugin_name for i in d.pm.hook.shellgate_check.get_hookimpls()]
-    assert registered == ["command-analysis", "protected-paths", "protected-reads", "repositories", "casbin", "write-rules",
+    assert registered == ["command-analysis", "protected-paths", "protected-reads", "repositories", "casbin", "write-rules", "workspace-root",
                           "nocurl"]
     verdict = d.decide(call(command="ls -la"))
     assert verdict.effect == "deny"
@@ -182,7 +182,7 @@ def test_register_refuses_a_misdeclared_hook_and_leaves_nothing_behind(
     with pytest.raises(PluginError, match=rf"plugin 'mine' cannot be registered: {needle}"):
         d.register(cls(), name="mine")
     assert d.pm.list_name_plugin() == before
-    assert d.layer_names == ["command-analysis", "protected-paths", "protected-reads", "repositories", "casbin", "write-rules"]
+    assert d.layer_names == ["command-analysis", "protected-paths", "protected-reads", "repositories", "casbin", "write-rules", "workspace-root"]
 
 
 def test_register_names_the_plugin_for_a_misspelled_hook(installed: Path) -> None:

@@ -124,7 +124,7 @@ def test_protected_paths_beat_an_allow_rule_through_the_decider(tmp_path: Path) 
         update={"paths": (policy,)})})
     decider = Decider(config)
     registered = [i.plugin_name for i in decider.pm.hook.shellgate_check.get_hookimpls()]
-    assert registered == ["command-analysis", "protected-paths", "protected-reads", "repositories", "casbin", "write-rules"]
+    assert registered == ["command-analysis", "protected-paths", "protected-reads", "repositories", "casbin", "write-rules", "workspace-root"]
     workdir = os.path.realpath(tmp_path)
     target = os.path.join(workdir, ".git", "hooks", "pre-push")
     verdict = decider.decide(call(command=f"cp x {target}", workdir=workdir, workspace=workdir))

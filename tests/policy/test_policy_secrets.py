@@ -117,7 +117,7 @@ def test_the_layer_runs_after_protected_paths_and_before_the_rules(tmp_path: Pat
     decider = Decider(Config().model_copy(update={"policy": Config().policy.model_copy(
         update={"paths": (policy,)})}))
     registered = [i.plugin_name for i in decider.pm.hook.shellgate_check.get_hookimpls()]
-    assert registered == ["command-analysis", "protected-paths", "protected-reads", "repositories", "casbin", "write-rules"]
+    assert registered == ["command-analysis", "protected-paths", "protected-reads", "repositories", "casbin", "write-rules", "workspace-root"]
 
 
 def test_the_sandbox_masks_the_same_list(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from shellgate.config import load_config
 from shellgate.gate import SyncGate
-from shellgate.policy.casbin_layer import MAX_PATTERN_SHOWN, CasbinLayer, set_names
+from shellgate.policy.casbin_layer import CasbinLayer
+from shellgate.policy.ruleset import MAX_PATTERN_SHOWN, set_names
 
 # tests.* is first-party once the test folders are packages: its own block either way
 # isort: split
@@ -31,7 +32,7 @@ def test_a_denial_names_the_rule_relative_to_its_set_and_says_its_reason(
         result = gate.call("bash", {"command": "rm -rf /", "description": "clean up"})
     assert result.is_error
     text = result.text
-    assert text.startswith("Error: denied by casbin rule default/policy.csv:"), text
+    assert text.startswith("Error: denied by casbin rule baseline/policy.csv:"), text
     assert ": removes the system or a home directory (deny rule matches 'rm -rf /')" in text
     for host_path in (str(ROOT), "..", "/tmp"):
         assert host_path not in text

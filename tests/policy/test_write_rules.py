@@ -18,12 +18,12 @@ from shellgate import load_config
 from shellgate.decider import Decider
 from shellgate.errors import PolicyError
 from shellgate.models import CallInfo, Verdict
-from shellgate.policy.casbin_layer import PolicyEngine
 from shellgate.policy.index import PolicyIndex
 from shellgate.policy.lint import lint_policy_set
 from shellgate.policy.loader import PolicySource, load_policy_set
 from shellgate.policy.patterns import PatternError, compile_pattern, write_texts
 from shellgate.policy.reference import ReferenceEnforcer
+from shellgate.policy.ruleset import PolicyEngine
 from tests.policy.policy_helpers import write_set
 
 # -- the pattern language ----------------------------------------------------------
@@ -300,6 +300,11 @@ p, agent, *, write:**, allow
         ("echo x | tee scripts/new.sh", "ask"),
         ("cd src && echo x > ../.venv/bin/activate", "ask"),
         ("ln -s .venv/bin/activate a && echo x > a", "ask"),
+        # a directory on the way to a trusted file: replacing it replaces the file
+        ("mv mine .venv/bin", "ask"), ("mv .venv old && mv mine .venv", "ask"),
+        ("cp -t .venv/bin mine/bin/activate", "ask"), ("cp -r mine/. .venv/", "ask"),
+        ("cp mine/bin/activate .venv/bin/", "ask"), ("cp x scripts/", "ask"),
+        ("cp x .venv/lib/x", "allow"), ("cp x src/", "allow"),
         ("echo x > via-link", "ask"),  # a symlink on disk to the trusted file
         ("python -c \"open('.venv/bin/activate', 'w').write('id')\"", "ask"),
         ("python3 - <<'EOF'\nopen('scripts/dev.sh', 'a').write('id')\nEOF", "ask"),
@@ -316,7 +321,97 @@ def test_a_file_a_source_rule_trusts_cannot_be_rewritten_unasked(
     (ws / "scripts").mkdir()
     (ws / "scripts" / "dev.sh").write_text("# dev\n")
     (ws / "via-link").symlink_to(ws / ".venv" / "bin" / "activate")
-    verdict = decide(tmp_path, ws, SOURCE_ROWS, command)
+    (ws / "mine" / "bin").mkdir(parents=True)
+    (ws / "mine" / "bin" / "activate").write_text("id\n")
+    (ws / ".venv" / "lib").mkdir()
+    verdict = decide(tmp_path, ws, SOURCE_ROWS + "p, agent, *, mv *, allow\n", command)
     assert verdict.effect == effect, (command, verdict.decision.reason)
     if effect == "ask" and "source" not in command:
         assert "trusts to run in the shell" in verdict.decision.reason
+
+
+# -- where a write lands after a `cd` that may fail or may not run ---------------------
+
+CD_ROWS = ECHO + "p, agent, *, cd *, allow\np, agent, *, false, allow\np, agent, *, true, allow\n" \
+    "p, agent, *, write:**, allow\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # bash stays where it was when `cd` fails (no such directory, a file): the
+        # next command of a `;` list writes .git/hooks/pre-commit
+        "cd .git; cd zzz; echo x > hooks/pre-commit",
+        "cd .git\ncd zzz\necho x > hooks/pre-commit",
+        "cd .git; cd description; echo x > hooks/pre-commit",
+        "cd .git; cd zzz 2>/dev/null; echo x > hooks/pre-commit",
+        "cd .git; cd zzz || echo x > hooks/pre-commit",
+        "cd .git; { cd zzz; } || echo x > hooks/pre-commit",
+        "cd .git; ! cd zzz && echo x > hooks/pre-commit",
+        # a `cd` that may not run at all
+        "cd .git && false && cd refs; echo x > hooks/pre-commit",
+        "cd .git || cd refs; echo x > hooks/pre-commit",
+        "cd .git; if false; then cd refs; fi; echo x > hooks/pre-commit",
+        "cd .git; while false; do cd refs; done; echo x > hooks/pre-commit",
+        "cd .git; case a in b) cd refs;; esac; echo x > hooks/pre-commit",
+        # a `cd` in the background runs in a subshell: the shell stays
+        "cd .git; cd refs & echo x > hooks/pre-commit",
+        # a loop's second round runs where the first one's `cd` went
+        "for d in 1 2; do echo x > hooks/pre-commit; cd .git; done",
+        # ~- is the directory before the last cd ($OLDPWD), ~+ the current one
+        "cd .git/hooks; cd ../..; echo x > ~-/pre-commit",
+        "cd .git/hooks && echo x > ~+/pre-commit",
+    ],
+)
+def test_a_cd_that_may_fail_or_not_run_leaves_the_shell_where_it_was(
+    tmp_path: Path, ws: Path, command: str
+) -> None:
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    (ws / ".git" / "refs").mkdir()
+    (ws / ".git" / "description").write_text("x\n")
+    verdict = decide(tmp_path, ws, CD_ROWS, command)
+    assert verdict.effect != "allow", (command, verdict.decision.reason)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd src && echo x > a.py",
+        "cd src; echo x > a.py",
+        "mkdir -p new && cd new && echo x > a.py",
+        "mkdir -p new\ncd new\necho x > a.py",  # either place is in the workspace
+        "cd src || true; echo x > a.py",
+        "cd src; if true; then echo x > b.py; fi",
+        "for f in 1 2; do echo x > out.txt; done",
+    ],
+)
+def test_a_cd_into_the_workspace_still_writes_there(
+    tmp_path: Path, ws: Path, command: str
+) -> None:
+    rows = CD_ROWS + "p, agent, *, mkdir *, allow\n"
+    verdict = decide(tmp_path, ws, rows, command)
+    assert verdict.effect == "allow", (command, verdict.decision.reason)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # bash's bracket expressions: Python's glob matched nothing, so the word was
+        # read as written; bash matches .git
+        "cp pre-commit .gi[^x]/hooks/",
+        "cp pre-commit .gi[[:alpha:]]/hooks/",
+        # globbing options the line sets
+        "shopt -s nocaseglob; cp pre-commit .GI?/hooks/",
+        "shopt -s globstar; cp pre-commit .gi?/**/hooks/",
+        "shopt -s nullglob; cp pre-commit .git/hooks/pre-commit zzz*",
+    ],
+)
+def test_a_glob_that_bash_expands_to_a_protected_path_is_that_path(
+    tmp_path: Path, ws: Path, command: str
+) -> None:
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    (ws / "pre-commit").write_text("#!/bin/sh\n")
+    rows = ECHO + "p, agent, *, cp *, allow\np, agent, *, shopt *, allow\n" \
+        "p, agent, *, write:**, allow\n"
+    verdict = decide(tmp_path, ws, rows, command)
+    assert verdict.effect == "deny", (command, verdict.decision.reason)

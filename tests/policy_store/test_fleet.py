@@ -76,7 +76,7 @@ def _config(tmp_path: Path, url: str) -> Path:
     ws.mkdir(exist_ok=True)
     config = tmp_path / "gate.toml"
     # reload_poll_ms = 0: no polling, so only the notification can be this fast.
-    config.write_text(f'[policy]\nstore = "{url}"\nreload_poll_ms = 0\n'
+    config.write_text(f'[policy]\nstore = "{url}"\nreload_poll_ms = 0\ndefault = "ask"\n'
                       f'[executor]\nworkspace = "{ws}"\n'
                       f'[audit]\npath = "{tmp_path / "audit.jsonl"}"\n')
     return config

@@ -223,3 +223,31 @@ def test_concurrent_pushes_get_consecutive_versions(store_url: str, tmp_path: Pa
         store = PolicyStore(db)
         assert [v.version for v in store.history()] == list(range(12, 0, -1))
         assert sorted(store.sets()) == ["s0", "s1", "s2"]  # no push lost another's set
+
+
+def test_the_tests_run_through_the_tester_the_store_is_given(
+    store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store does not import the decision: its tester is handed in, or the one the
+    installed shellgate registers; with neither, nothing untested is stored."""
+    from shellgate.policy.testrun import check_pushed
+    from shellgate.store import policy_push
+
+    seen: list[tuple[Path, Path]] = []
+
+    def tester(copy: Path, shown: Path, config: object) -> None:
+        seen.append((copy, shown))
+        check_pushed(copy, shown, None)
+
+    directory = write_set(tmp_path / "s", BASE)
+    db = Database(store_url)
+    try:
+        assert PolicyStore(db, tester=tester).push("s", directory, author="a", reason="r") == 1
+        assert [(c.name, s) for c, s in seen] == [("s", directory / "tests.csv")]
+        assert policy_push.installed_tester() is check_pushed  # pyproject's entry point
+        monkeypatch.setattr(policy_push, "TESTER_NAME", "no-such-tester")
+        with pytest.raises(PolicyError, match="no set tester is installed"):
+            PolicyStore(db).push("s", directory, author="a", reason="again")
+        assert PolicyStore(db).head() == 1
+    finally:
+        db.close()

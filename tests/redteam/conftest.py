@@ -21,7 +21,7 @@ import pytest
 from shellgate import load_config
 from shellgate.decider import Decider
 from shellgate.models import CallInfo
-from tests.sandbox.conftest import box, outside  # noqa: F401  (bwrap fixtures, re-exported)
+from tests.sandbox.conftest import box, outside, via  # noqa: F401  (bwrap fixtures, re-exported)
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = str(REPO / "policies" / "default")
@@ -37,8 +37,13 @@ WORKSPACE_WRITABLE = "p, agent, *, write:**, allow\n"
 
 def decider_over(policy: str) -> Decider:
     """The real decider over the policy set ``policy``, deciding from ``WORKSPACE``."""
+    # The closing default is ask here: these neighbours are about what the rules and
+    # the analysis answer, and a sandbox default (the packaged one) would confine
+    # whatever no rule names, hiding an ask that should be one. The packaged default
+    # is tested with its own closing default in policies/default/tests.csv.
     config = load_config(
-        None, policy={"paths": [policy]}, audit={"path": None}, executor={"workspace": WORKSPACE}
+        None, policy={"paths": [policy], "default": "ask"}, audit={"path": None},
+        executor={"workspace": WORKSPACE},
     )
     return Decider(config)
 

@@ -199,19 +199,9 @@ def test_proof_dev_tcp_input_redirection_connects(tmp_path: Path) -> None:
 # -- tried and not bypasses (keep them that way) ---------------------------------
 
 STAYS_NOT_ALLOWED = [
-    "sort -o out a",
-    "sort --output=out a",
-    "sort -mo out a",
-    "find . -fls out",
-    "find . -fprint out",
-    "find . -exec id \\;",
     "find . -delete",
     "rg --pre ./evil x",
     "grep --pre ./evil x",
-    "git log --output=out",
-    "git diff --output out",
-    "git show --output=out",
-    "sed -i s/a/b/ f",
     "git -c core.pager=sh log",
     "git --config-env=core.pager=X log",
     "cat x 1<> out",
@@ -221,11 +211,45 @@ STAYS_NOT_ALLOWED = [
     "PATH=. ls",
     "BASH_ENV=./x ls",
     "awk 'BEGIN{system(\"id\")}'",
-    "tee out",
     "cat <(id)",
     "ls $(id)",
     "echo `id`",
 ]
+
+
+#: Writes in the workspace, which policies/default allows (write:** and the command's
+#: own allow: issue 22), each next to the same write into a protected path, denied.
+WORKSPACE_WRITES = [
+    ("sort -o out a", "sort -o .git/config a"),
+    ("sort --output=out a", "sort --output=.git/hooks/pre-commit a"),
+    ("sort -mo out a", "sort -mo .bashrc a"),
+    ("find . -fls out", "find . -fls .git/config"),
+    ("find . -fprint out", "find . -fprint .vscode/tasks.json"),
+    ("git log --output=out", "git log --output=.git/hooks/post-merge"),
+    ("git diff --output out", "git diff --output .envrc"),
+    ("git show --output=out", "git show --output=.claude/settings.json"),
+    ("sed -i s/a/b/ f", "sed -i s/a/b/ .git/config"),
+    ("tee out", "tee .bashrc"),
+]
+#: A program a command runs is decided on its own: allowed when it is, never else.
+RUNS_A_PROGRAM = [("find . -exec id \\;", "find . -exec ./evil \\;"),
+                  ("find . -exec grep -l x {} +", "find . -exec sh -c id \\;")]
+
+
+@pytest.mark.parametrize(("command", "neighbour"), WORKSPACE_WRITES)
+def test_workspace_writes_are_allowed_and_protected_neighbours_denied(
+    decide: Decide, command: str, neighbour: str
+) -> None:
+    assert decide(command) == "allow"
+    assert decide(neighbour) == "deny"
+
+
+@pytest.mark.parametrize(("command", "neighbour"), RUNS_A_PROGRAM)
+def test_a_program_a_command_runs_needs_its_own_allow(
+    decide: Decide, command: str, neighbour: str
+) -> None:
+    assert decide(command) == "allow"
+    assert decide(neighbour) != "allow"
 
 
 @pytest.mark.parametrize("command", STAYS_NOT_ALLOWED)

@@ -89,7 +89,7 @@ STILL_ALLOWED_IN_CI = [
     "make", "make -j4 test", "make CFLAGS=-O2 test", "make -f Makefile test",
     "cargo build --release", "go test ./...", "go test -run TestX ./...", "tox -e py311",
     "mypy src", "pytest -q", "pytest --junitxml=reports/junit.xml", "ruff check src",
-    "ruff check --output-file=ruff.json src", "go build -o bin/app .", "git log --oneline",
+    "ruff check --output-file=ruff.json src", "go build -o bin/app .",
 ]  # fmt: skip
 PROTECTED_WRITES = [
     "git log --output=/root/.bashrc",
@@ -125,7 +125,9 @@ def test_options_that_run_new_code_are_not_allowed(ci: Decide, command: str) -> 
 
 @pytest.mark.parametrize("command", STILL_ALLOWED_IN_CI)
 def test_the_ordinary_build_stays_allowed(ci: Decide, command: str) -> None:
-    assert ci(command) == "allow"
+    """policies/ci runs builds unasked, confined (issue 22): sandbox, never ask."""
+    assert ci(command) == "sandbox"
+    assert ci("git log --oneline") == "allow"  # read-only: allowed, not confined
 
 
 @pytest.mark.parametrize("command", PROTECTED_WRITES)
@@ -198,8 +200,8 @@ def test_review_findings_are_not_allowed(ci: Decide, command: str) -> None:
 
 
 def test_plain_make_flags_stay_allowed(ci: Decide) -> None:
-    assert ci("make -i test") == "allow"
-    assert ci("make -k -j4 all") == "allow"
+    assert ci("make -i test") == "sandbox"
+    assert ci("make -k -j4 all") == "sandbox"
 
 
 @pytest.mark.parametrize(

@@ -322,8 +322,8 @@ MUST_NOT_ALLOW = [
     "perl -e 1",
     "awk 'BEGIN{system(\"id\")}'",
     "sed 'e id' f",
-    "sed 's/x/y/w out' f",
-    "sed '1w out' f",
+    "sed 's/x/y/w /etc/out' f",  # a write outside the workspace (in it: write:**'s)
+    "sed '1w /etc/out' f",
     "eval ls",
     "x=ls; $x",
     '"$(printf ls)"',
@@ -398,7 +398,9 @@ def test_a_cd_home_then_a_relative_rm_is_denied(decide: Decide, command: str) ->
 
 
 def test_a_cd_elsewhere_then_rm_keeps_its_answer(decide: Decide) -> None:
-    assert decide("cd ~/proj && rm -rf build") == decide("rm -rf build")
+    # where it removes decides (writes are write: rules'): as if the path were written whole
+    assert decide("cd ~/proj && rm -rf build") == decide("rm -rf ~/proj/build")
+    assert decide("cd ~/proj && rm -rf build") != decide("rm -rf build")  # outside vs inside
 
 
 @pytest.mark.parametrize(

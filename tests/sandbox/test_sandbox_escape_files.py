@@ -13,6 +13,13 @@ from tests.sandbox.conftest import SECRET, Box
 pytestmark = pytest.mark.bwrap
 
 
+@pytest.fixture(params=["deployment", "decision"])
+def via(request: pytest.FixtureRequest) -> str:
+    """Every escape attempt, against a bwrap deployment and against the executor a
+    local deployment runs the calls its policy sandboxes on."""
+    return str(request.param)
+
+
 async def test_writes_outside_the_workspace_do_not_land(box: Box) -> None:
     target = box.outside / "pwned"
     result = await box.run(f"echo ok > inside; echo x > {target}; touch /etc/sg-escape")

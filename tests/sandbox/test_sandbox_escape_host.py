@@ -19,6 +19,13 @@ from tests.sandbox.conftest import Box
 pytestmark = pytest.mark.bwrap
 
 
+@pytest.fixture(params=["deployment", "decision"])
+def via(request: pytest.FixtureRequest) -> str:
+    """Every escape attempt, against a bwrap deployment and against the executor a
+    local deployment runs the calls its policy sandboxes on."""
+    return str(request.param)
+
+
 @pytest.fixture
 def tcp() -> Iterator[socket.socket]:
     server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

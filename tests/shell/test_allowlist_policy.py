@@ -468,7 +468,7 @@ CASES = [
 
 def test_fixture_uses_the_shipped_model() -> None:
     assert (FIXTURE / "model.conf").read_text() == Path(SHIPPED_MODEL).read_text()
-    assert decider().layer_names == ["command-analysis", "protected-paths", "protected-reads", "repositories", "casbin", "write-rules"]
+    assert decider().layer_names == ["command-analysis", "protected-paths", "protected-reads", "repositories", "casbin", "write-rules", "workspace-root"]
 
 
 def test_table_is_large_and_ids_are_unique() -> None:

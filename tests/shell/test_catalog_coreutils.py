@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from shellgate.models import Segment
-from shellgate.policy.casbin_layer import PolicyEngine
 from shellgate.policy.loader import SHIPPED_MODEL
 from shellgate.policy.patterns import compile_pattern
+from shellgate.policy.ruleset import PolicyEngine
 from shellgate.shell import analyse, catalog
 from tests.shell.shell_policy_helpers import WORKDIR, decision
 

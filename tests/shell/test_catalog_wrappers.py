@@ -44,7 +44,7 @@ def policy_decider(root: Path, rows: str) -> Decider:
     shutil.copy(SHIPPED_MODEL, root / "model.conf")
     (root / "policy.csv").write_text(rows.lstrip("\n"), encoding="utf-8")
     base = Config()
-    policy = base.policy.model_copy(update={"paths": (root,)})
+    policy = base.policy.model_copy(update={"paths": (root,), "default": "ask"})
     return Decider(base.model_copy(update={"policy": policy}))
 
 

@@ -33,9 +33,10 @@ def argv(command: str, where: Path) -> tuple[str, ...]:
     return segment.argv
 
 
-def bash_argv(command: str, where: Path) -> tuple[str, ...]:
+def bash_argv(command: str, where: Path, options: str = "") -> tuple[str, ...]:
     assert BASH is not None
-    done = subprocess.run([BASH, "--norc", "--noprofile", "-c", f"printf '%s\\0' {command}"],
+    script = f"{options}\nset -- {command}; for w; do printf '%s\\0' \"$w\"; done"
+    done = subprocess.run([BASH, "--norc", "--noprofile", "-c", script],
                           cwd=where, capture_output=True, check=True, timeout=10)  # fmt: skip
     return tuple(done.stdout.decode().split("\0")[:-1])
 
@@ -44,10 +45,33 @@ def bash_argv(command: str, where: Path) -> tuple[str, ...]:
 @pytest.mark.parametrize(
     "words",
     ["src/*.py", "*/", "src/?.py", "src/[ab].py", "*.txt", ".h*", "*.nomatch", "'*.py'",
-     "src/\\*.py", "docs/*.md src/*.txt", "src/[!a].py"],
+     "src/\\*.py", "docs/*.md src/*.txt", "src/[!a].py",
+     # bash's own bracket expressions, which Python's glob reads otherwise
+     "src/[^a].py", "src/[[:alpha:]].py", "[[:lower:]]*/", ".[[:alpha:]]*", "src/[]a].py",
+     "src/[a-]*", "src/[[=a=]].py", "src/[[:nope:]].py", "src/[a", "src/*[", "[.]*",
+     "src/[\\]a].py", "src/['!'a].py"],
 )  # fmt: skip
 def test_a_glob_is_read_as_the_words_bash_makes_of_it(tree: Path, words: str) -> None:
     assert argv(f"ls {words}", tree)[1:] == bash_argv(words, tree)
+
+
+@pytest.mark.skipif(BASH is None, reason="needs bash")
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [("shopt -s nocaseglob", "SRC/*.PY"), ("shopt -s nocaseglob", "src/[AB].py"),
+     ("shopt -s nocaseglob", "src/[[:upper:]]*"), ("shopt -s globstar", "**/*.py"),
+     ("shopt -s globstar", "**/"), ("shopt -s nullglob", "x *.nomatch y"),
+     ("shopt -s globstar; shopt -u globstar", "**/*.py"), ("set -f", "src/*.py"),
+     ("set -o noglob; set +f", "src/*.py")],
+)  # fmt: skip
+def test_a_glob_is_read_with_the_options_the_line_set(
+    tree: Path, options: str, words: str
+) -> None:
+    (tree / "src" / "deep").mkdir()
+    (tree / "src" / "deep" / "d.py").write_text("x")
+    segments = analyse(f"{options}; ls {words}", workdir=str(tree)).segments
+    assert segments[-1].findings == ()
+    assert segments[-1].argv[1:] == bash_argv(words, tree, options)
 
 
 def test_a_glob_in_a_cd_directory_is_read_there(tree: Path) -> None:
@@ -157,6 +181,38 @@ def test_a_literal_assignment_earlier_in_the_line_is_followed(tree: Path) -> Non
     # a subshell's assignment does not last; a prefix assignment holds for its command only
     later = analyse("(D=x); echo $D; E=y true; echo $E", workdir=str(tree)).segments
     assert all(s.findings for s in later if s.argv[:1] == ("echo",))
+
+
+@pytest.mark.parametrize(
+    ("command", "written"),
+    [
+        # a value that may not have been assigned: the write may go to either
+        ("export CI=.git/hooks/pre-commit; false && export CI=x; echo x > $CI", None),
+        ("export CI=.git/hooks/pre-commit; if false; then export CI=x; fi; echo x > $CI", None),
+        ("export CI=.git/hooks/pre-commit; case a in b) export CI=x;; esac; echo x > $CI", None),
+        # in the background: a subshell's assignment does not last
+        ("export CI=.git/hooks/pre-commit; export CI=x & echo x > $CI", ".git/hooks/pre-commit"),
+        # += appends
+        ("export CI=.git/hooks/pre; export CI+=-commit; echo x > $CI", ".git/hooks/pre-commit"),
+        # builtins that set the names they are given
+        ("export CI=x; printf -v CI .git/hooks/pre-commit; echo x > $CI", None),
+        ("export CI=x; read CI <<< .git/hooks/pre-commit; echo x > $CI", None),
+        ("export CI=x; for CI in .git/hooks/pre-commit; do :; done; echo x > $CI", None),
+        ("export CI=x; CI=.git/hooks/pre-commit export CI; echo x > $CI", None),
+        ('export CI=x; export "CI=.git/hooks/pre-commit"; echo x > $CI', None),
+        # an attribute that changes what is stored (-l lowercases)
+        ("declare -l CI=.GIT/HOOKS/PRE-COMMIT; echo x > $CI", None),
+    ],
+)
+def test_a_variable_is_known_only_as_every_way_through_the_line_leaves_it(
+    tree: Path, command: str, written: str | None
+) -> None:
+    """``None``: the target is not known (a finding)."""
+    echo = analyse(command, workdir=str(tree)).segments[-1]
+    if written is None:
+        assert any("expansion" in f for f in echo.findings), (echo.write_paths, echo.findings)
+    else:
+        assert echo.write_paths == (f"{tree}/{written}",)
 
 
 def test_home_changed_by_the_line_moves_tilde(tree: Path) -> None:

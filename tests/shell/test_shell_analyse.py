@@ -274,7 +274,15 @@ def test_the_analysis_cache_keys_on_home_and_workdir(monkeypatch: pytest.MonkeyP
     assert ("rm", "-rf", ".") in bob.segments[-1].forms  # the cd may fail: the workdir
     assert analyse("touch x", workdir="/a").segments[0].write_paths == ("/a/x",)
     assert analyse("touch x", workdir="/b").segments[0].write_paths == ("/b/x",)
+    # A `cd` reads the file system (does the directory exist, so that it cannot
+    # fail?): such a line is not cached; one without is, and keys on HOME too.
+    assert analyse(command) is not bob
+    assert ("rm", "-rf", "/home/bob") in analyse(command).segments[-1].forms
+    monkeypatch.setenv("HOME", "/home/ann")
+    ann_echo = analyse("echo $HOME")
+    monkeypatch.setenv("HOME", "/home/bob")
     shared = analyse("echo $HOME")
+    assert shared is not ann_echo
     assert shared.segments[0].argv == ("echo", "/home/bob")
     assert analyse("echo $HOME") is shared  # the same answer, shared (frozen)
 

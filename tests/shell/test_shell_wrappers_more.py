@@ -26,8 +26,9 @@ RM = ("rm", "-rf", "/")
 
 @pytest.fixture(scope="module")
 def decider() -> Decider:
-    config = load_config(
-        None, policy={"paths": [POLICY]}, audit={"path": None}, executor={"workspace": WORKSPACE}
+    config = load_config(  # ask: the closing default these wrapped commands fall to
+        None, policy={"paths": [POLICY], "default": "ask"}, audit={"path": None},
+        executor={"workspace": WORKSPACE},
     )
     return Decider(config)
 

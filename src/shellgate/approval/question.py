@@ -56,6 +56,11 @@ def approval_question(
             continue
         who = "it" if whole else code(segment_shown(item.segment))
         parts.append(f"{who} needs approval: {item.decision.reason}")
+    confined = [item for item in verdict.segments if item.decision.effect == "sandbox"]
+    if confined and verdict.effect == "ask":
+        # Approved, the whole command runs as the deployment runs an allowed one.
+        shown = ", ".join(code(segment_shown(item.segment)) for item in confined)
+        parts.append(f"approving also runs {shown} outside the sandbox the policy puts it in")
     if escalation is not None:
         parts.append(
             f"it asks to run under the wider '{escalation}' sandbox mode instead of '{current}'"

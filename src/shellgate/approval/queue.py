@@ -59,6 +59,8 @@ def asked_because(request: ApprovalRequest) -> str:
     parts: list[str] = []
     if request.verdict.effect == "ask":
         parts.append(request.verdict.decision.reason)
+    elif request.verdict.effect == "sandbox":  # an escalation out of the policy's sandbox
+        parts.append(f"the policy runs it in the sandbox ({request.verdict.decision.reason})")
     if request.escalation is not None:
         wanted = f"asks for the wider '{request.escalation}' sandbox mode"
         if request.justification:

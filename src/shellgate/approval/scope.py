@@ -111,12 +111,15 @@ def _eligible(segment: Segment) -> bool:
 
 
 def _ask_segments(verdict: Verdict) -> tuple[Segment, ...] | None:
-    """The segments whose decision is ``ask``; ``None`` if the call or any segment is ``deny``."""
+    """The segments whose decision is ``ask``; ``None`` if the call or any segment is
+    ``deny``, or any is ``sandbox``: an approved call runs unconfined as a whole, so a
+    grant for its asked parts must not carry a part the policy would confine
+    (``git push && python x.py`` is not covered by a grant for ``git push``)."""
     if verdict.effect == "deny":
         return None
     asked: list[Segment] = []
     for item in verdict.segments:
-        if item.decision.effect == "deny":
+        if item.decision.effect in ("deny", "sandbox"):
             return None
         if item.decision.effect == "ask":
             asked.append(item.segment)

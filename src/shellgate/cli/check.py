@@ -5,8 +5,11 @@ The contract (``policy.md``, "Command-line contract") is exact:
 * ``--json`` prints one object with the keys ``decision``, ``reason``, ``layer``,
   ``rule`` and ``segments`` (each with ``command``, ``argv``, ``decision``,
   ``layer``, ``rule``), and nothing else on stdout;
-* exit status 0 allow, 10 ask, 11 deny, 2 usage or configuration error (an
-  ``error: …`` line and maybe a ``hint: …`` line on stderr, never a traceback).
+* exit status 0 allow or sandbox, 10 ask, 11 deny, 2 usage or configuration error
+  (an ``error: …`` line and maybe a ``hint: …`` line on stderr, never a traceback);
+* ``sandbox`` is reported only where this deployment can confine the call: check
+  then probes bwrap as the gate would (once, only for a ``sandbox`` verdict), and
+  elsewhere the call is ``ask``, with the reason.
 
 COMMAND is one shell string (``shellgate check -- 'ls | wc -l'``); several words
 are joined with shell quoting, so ``shellgate check rm -rf /`` checks exactly that
@@ -37,9 +40,9 @@ if TYPE_CHECKING:
 
     from shellgate.config import Config
     from shellgate.decider import Decider
-    from shellgate.models import Decision, Verdict, Write
+    from shellgate.models import CallInfo, Decision, Verdict, Write
 
-EXIT_CODES = {"allow": 0, "ask": 10, "deny": 11}
+EXIT_CODES = {"allow": 0, "sandbox": 0, "ask": 10, "deny": 11}  # sandbox runs without a person
 
 
 def register(app: typer.Typer) -> None:
@@ -106,6 +109,9 @@ def explain_text(
     top = verdict.decision
     where = f"{top.layer}" + (f", rule {top.rule}" if top.rule else "")
     lines = [f"{top.effect}: {top.reason}", f"  decided by {where}"]
+    if top.effect == "sandbox":
+        lines.append("  runs confined: bwrap, the workspace writable, the rest read-only, "
+                     "no network")
     for number, sv in enumerate(verdict.segments, start=1):
         seg, dec = sv.segment, sv.decision
         lines.append(f"segment {number}: {seg.command or seg.text!r} -> {dec.effect}")
@@ -129,6 +135,17 @@ def explain_text(
         rule = f", rule {dec.rule}" if dec.rule else ""
         lines.append(f"  decided by {dec.layer}{rule}: {dec.reason}")
     return "\n".join(lines)
+
+
+def _confinable(cfg: Config, call: CallInfo, verdict: Verdict) -> Verdict:
+    """``sandbox`` where the call can be confined here (bwrap's probe, run once),
+    else ``ask`` with the reason, as the gate would decide it."""
+    import asyncio
+
+    from shellgate.policy.confine import sandbox_problem, unconfined
+
+    why = asyncio.run(sandbox_problem(cfg, call))
+    return verdict if why is None else unconfined(verdict, why)
 
 
 def _note_no_rules(decider: Decider, subject: str, tenant: str) -> None:
@@ -177,7 +194,7 @@ def check_command(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Decide a command without running it: exit 0 allow, 10 ask, 11 deny, 2 error."""
+    """Decide a command without running it: exit 0 allow or sandbox, 10 ask, 11 deny, 2 error."""
     import shlex
 
     from shellgate.decider import Decider
@@ -204,6 +221,8 @@ def check_command(
             workspace=os.path.realpath(cfg.executor.workspace),
         )
         verdict = decider.decide(call)
+        if verdict.effect == "sandbox":  # only where this deployment can confine it
+            verdict = _confinable(cfg, call, verdict)
         writes = decider.write_decisions(call, verdict)
     except ShellgateError as exc:
         raise fail_on(exc) from None

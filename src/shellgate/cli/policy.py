@@ -26,21 +26,31 @@ EXIT_FAILED = 1
 EXAMPLE_POLICY = """\
 # A shellgate policy set (casbin format). One rule per line:
 #
-#   p, <subject or role>, <tenant or *>, <pattern>, <allow|ask|deny>[, <reason>]
+#   p, <subject or role>, <tenant or *>, <pattern>, <allow|sandbox|ask|deny>[, <reason>]
 #   g, <subject>, <role>, <tenant or *>
+#
+# allow runs a command; sandbox runs it unasked but confined (bwrap: the
+# workspace writable, the rest read-only, no network; asked where it cannot be
+# confined); ask needs a person; deny never runs it.
 #
 # Patterns match one simple command, argv joined by single spaces:
 #   git status        exactly that command
 #   git log *         git log with any arguments, or none (never `git logx`)
 #   *                 elsewhere: any run of characters
 #   re:<regex>        a regular expression matching the whole command
+#   write:GLOB        not a command: a file a command writes (write:** = the workspace)
 # Quote a field that contains a comma: "re:a{1,3}".
 #
-# The strictest matching rule wins (deny > ask > allow), across every loaded
-# set, so an allow never loosens a deny or an ask. A command no rule matches
-# gets the config's closing default (ask, or deny when headless).
-# Deny and ask rules also see through wrappers (sudo, env, timeout …);
-# allow rules match only the command as written.
+# The strictest matching rule wins (deny > ask > sandbox > allow), across every
+# loaded set, so an allow never loosens a deny, an ask or a sandbox. A command no
+# rule matches gets the config's closing default (sandbox, ask, or deny when
+# headless). Deny and ask rules also see through wrappers (sudo, env, timeout …);
+# allow and sandbox rules match only the command as written.
+#
+# This set sits on top of the packaged baseline set, which stays loaded under
+# every configuration: rm -rf / or ~, dd onto a device, curl … | sh, fork bombs,
+# shutdown … are denied there, so a team set need not repeat them (and cannot
+# loosen them). Only [policy] baseline = false turns the baseline off.
 
 g, agent, developer, *
 
@@ -48,18 +58,23 @@ p, developer, *, ls *, allow
 p, developer, *, cat *, allow
 p, developer, *, git status *, allow
 p, developer, *, git diff *, allow
+p, developer, *, write:**, allow
+p, developer, *, pytest *, sandbox
 p, developer, *, git push *, ask, pushing needs a person's OK
 p, developer, *, rm -rf *, deny, recursive force removal is never automatic
 """
 
 EXAMPLE_TESTS = """\
 # <subject>, <tenant>, <expected decision>, <command>
-# Run: shellgate policy test DIR (exit 1 on any mismatch)
+# Run: shellgate policy test DIR (exit 1 on any mismatch). The rows are decided as
+# deployed: on top of the baseline set, with the config's closing default.
 agent, default, allow, ls -la
 agent, default, allow, git status
+agent, default, sandbox, pytest -q
 agent, default, ask, git push origin main
 agent, default, deny, rm -rf build
-agent, default, ask, make
+# the baseline's, not this set's
+agent, default, deny, dd if=/dev/zero of=/dev/sda
 """
 
 
@@ -112,7 +127,8 @@ def run_tests_command(
     default: Annotated[
         str | None,
         typer.Option(
-            "--default", metavar="ask|deny", help="Closing default for the run: ask or deny."
+            "--default", metavar="sandbox|ask|deny",
+            help="Closing default for the run: sandbox, ask or deny."
         ),
     ] = None,
 ) -> None:
@@ -121,8 +137,8 @@ def run_tests_command(
     from shellgate.policy.loader import load_policy_set
     from shellgate.policy.testrun import read_cases, run_cases
 
-    if default not in (None, "ask", "deny"):
-        raise fail(f"--default {default}: must be 'ask' or 'deny'")
+    if default not in (None, "sandbox", "ask", "deny"):
+        raise fail(f"--default {default}: must be 'sandbox', 'ask' or 'deny'")
     try:
         cfg = configure(config, None)
         if default is not None:
@@ -196,8 +212,8 @@ def import_command(
     default: Annotated[
         str | None,
         typer.Option(
-            "--default", metavar="ask|deny",
-            help="Closing default the tests.csv rows are written for: ask or deny."),
+            "--default", metavar="sandbox|ask|deny",
+            help="Closing default the tests.csv rows are written for: sandbox, ask or deny."),
     ] = None,
 ) -> None:
     """Write a policy set (with tests.csv) from another agent's permission rules."""
@@ -207,8 +223,8 @@ def import_command(
 
     if source not in SOURCES:
         raise fail(f"--from {source}: unknown source", f"use one of {', '.join(SOURCES)}")
-    if default not in (None, "ask", "deny"):
-        raise fail(f"--default {default}: must be 'ask' or 'deny'")
+    if default not in (None, "sandbox", "ask", "deny"):
+        raise fail(f"--default {default}: must be 'sandbox', 'ask' or 'deny'")
     _writable(directory, force)
     try:
         imported = read_source(source, file)

@@ -111,17 +111,44 @@ async def allowed(s: Session) -> Check:
     return check
 
 
-async def asked_yes(s: Session) -> Check:
-    check = Check("a write is asked about, then approved", "asked once, approved, the file removed")
+async def confined(s: Session) -> Check:
+    check = Check("the project's own tools run confined, unasked",
+                  "sandboxed by a rule, ran in bwrap, nobody asked")
     s.view.step(
-        check.title, "Deleting a file matches an ask rule: the gate stops and asks a person."
+        check.title,
+        "Removing a scratch file matches a sandbox rule: it runs at once, but in the "
+        "bubblewrap sandbox (the workspace writable, nothing else, no network). Where "
+        "bwrap does not work, the same call is asked about instead.",
     )
     before, asked = s._seq(), len(s.approver.asked)
     result = await s.bash("rm notes.txt", "delete the scratch notes")
+    decision = s.decided(before)
+    check.expect(result.outcome == "ok", f"outcome was {result.outcome}")
+    check.expect(not (s.world.workspace / "notes.txt").exists(), "notes.txt still exists")
+    if decision.get("decision") == "ask" and decision.get("layer") == "sandbox":
+        s.view.note("bwrap does not work here, so it was asked about instead (and approved)")
+        check.expect(len(s.approver.asked) == asked + 1, "the approver was not asked once")
+        return check
+    check.expect(decision.get("decision") == "sandbox", f"decision was {decision.get('decision')}")
+    check.expect(decision.get("executor") == "bwrap", "it did not run in the sandbox")
+    check.expect(len(s.approver.asked) == asked, "a person was asked about a confined command")
+    return check
+
+
+async def asked_yes(s: Session) -> Check:
+    check = Check("a change that runs later is asked about, then approved",
+                  "asked once, approved, the file written")
+    s.view.step(
+        check.title,
+        "A CI or pre-commit config is code another program runs later, with a person's "
+        "rights: the gate stops and asks a person, whatever the rules say.",
+    )
+    before, asked = s._seq(), len(s.approver.asked)
+    result = await s.bash("touch .pre-commit-config.yaml", "add a pre-commit config")
     check.expect(s.decided(before).get("decision") == "ask", "the decision was not ask")
     check.expect(len(s.approver.asked) == asked + 1, "the approver was not asked exactly once")
     check.expect(result.outcome == "ok", f"outcome was {result.outcome}")
-    check.expect(not (s.world.workspace / "notes.txt").exists(), "notes.txt still exists")
+    check.expect((s.world.workspace / ".pre-commit-config.yaml").exists(), "no file was written")
     return check
 
 
@@ -265,7 +292,7 @@ async def run_script(world: DemoWorld, view: View) -> list[Check]:
     approver = ScriptedApprover()
     async with Gate(world.config(), approver=approver) as gate:
         session = Session(world, gate, approver, view)
-        for step in (allowed, asked_yes, asked_no, denied, background):
+        for step in (allowed, confined, asked_yes, asked_no, denied, background):
             checks.append(await _run(view, step.__name__, step(session)))
     # The first gate is closed: the sandbox step's gate continues the same log.
     checks.append(await _run(view, "sandboxed", sandboxed(world, view)))

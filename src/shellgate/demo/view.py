@@ -15,7 +15,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-EFFECT_STYLE = {"allow": "green", "ask": "yellow", "deny": "red"}
+EFFECT_STYLE = {"allow": "green", "sandbox": "cyan", "ask": "yellow", "deny": "red"}
 
 
 @dataclass

@@ -27,4 +27,30 @@ def make_executor(
     raise ValueError(f"unknown executor kind: {chosen}")
 
 
-__all__ = ["ExecRequest", "Executor", "SpillStore", "TaskProcess", "make_executor"]
+async def probe_sandbox(config: Config) -> str | None:
+    """Why a call could not run sandboxed under ``config`` here, or ``None`` when it can.
+
+    Runs the bwrap executor's own start-up probe (``true`` under the real profile,
+    as the gate does before its first sandboxed call) and closes it again; for
+    ``shellgate check``, which reports ``sandbox`` only where the call can be
+    confined. ``config`` is the one the call would run under
+    (:func:`shellgate.policy.confine.confined_config`).
+    """
+    from shellgate.executors.bwrap import BwrapExecutor
+
+    executor = BwrapExecutor(config)
+    try:
+        await executor.open()
+        return executor.unavailable_reason
+    finally:
+        await executor.aclose()
+
+
+__all__ = [
+    "ExecRequest",
+    "Executor",
+    "SpillStore",
+    "TaskProcess",
+    "make_executor",
+    "probe_sandbox",
+]

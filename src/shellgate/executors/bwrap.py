@@ -274,7 +274,7 @@ class BwrapExecutor(Executor):
     def _gate_paths(self) -> list[str]:
         """The gate's own files: config, policy sets, audit log, configured protected paths."""
         cfg = self.config
-        paths = [str(p) for p in cfg.policy.paths]
+        paths = [str(p) for p in cfg.policy_paths()]  # the baseline set too
         chosen = os.environ.get("SHELLGATE_CONFIG")
         if chosen:
             paths.append(chosen)

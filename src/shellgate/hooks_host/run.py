@@ -89,6 +89,7 @@ def _decide(host: Host, call: ShellCall, config: str | None) -> tuple[str, str]:
     from shellgate.config import load_config
     from shellgate.decider import Decider
     from shellgate.models import CallInfo
+    from shellgate.policy.confine import host_runs, unconfined
 
     cfg = load_config(config)
     workdir = os.path.realpath(call.workdir)
@@ -112,6 +113,9 @@ def _decide(host: Host, call: ShellCall, config: str | None) -> tuple[str, str]:
         verdict = decider.decide(info)
     finally:
         decider.close()
+    # The host runs the command itself, outside shellgate's sandbox: a call the
+    # policy would only confine is asked instead (Gemini CLI refuses what it cannot ask).
+    verdict = unconfined(verdict, host_runs(host.title))
     top = verdict.decision
     effect, reason = top.effect, top.reason
     sandboxed = verdict.require_sandbox or cfg.executor.kind == "bwrap"

@@ -74,13 +74,17 @@ class Keeper:
             tool, arguments, subject=self.subject, tenant=self.tenant, session=self.session, **more
         )
 
-    async def decide(self, gate_arguments: Mapping[str, object]) -> GateDecision:
+    async def decide(
+        self, gate_arguments: Mapping[str, object], *, host_runs: bool = False
+    ) -> GateDecision:
+        """``host_runs``: a wrapped tool runs the command (a sandbox verdict asks)."""
         return await self.gate.decide(
             "bash",
             dict(gate_arguments),
             subject=self.subject,
             tenant=self.tenant,
             session=self.session,
+            host_runs=host_runs,
         )
 
     def pause(

@@ -134,7 +134,8 @@ class ClaudePermissions:
         )
 
     async def _decide(self, arguments: dict[str, object]) -> GateDecision:
-        return await self.gate.decide("bash", arguments, **self._owner)
+        # Claude Code runs the Bash call itself: a sandbox verdict is an ask here.
+        return await self.gate.decide("bash", arguments, host_runs=True, **self._owner)
 
     # -- can_use_tool ------------------------------------------------------------------------
 

@@ -284,7 +284,8 @@ class GatedTool(BaseTool):
         except Exception as exc:  # fail closed: what we cannot read, we do not run
             why = str(exc) if isinstance(exc, ShellgateError) else f"{type(exc).__name__}: {exc}"
             return _reply(call, self.name, render.error(f"not run: {why}"), error=True)
-        decision = await self.gate.decide("bash", bash, **owner)
+        # the wrapped tool runs the command: a sandbox verdict is an ask here
+        decision = await self.gate.decide("bash", bash, host_runs=True, **owner)
         if decision.effect == "deny":
             return _reply(call, self.name, decision.text or render.error(decision.reason),
                           error=True)

@@ -279,7 +279,7 @@ class GatedToolset(WrapperToolset[AgentDepsT]):
                 keeper.handoff(
                     name, tool_args, paused.gate_arguments, ctx, decision=paused.decision
                 )
-        decision = await keeper.decide(gate_args)
+        decision = await keeper.decide(gate_args, host_runs=True)  # the wrapped tool runs it
         if decision.effect == "deny":
             keeper.refuse(decision.text or render.error(decision.reason))
         if decision.sandboxed:

@@ -19,7 +19,7 @@ MAX_LAYERS = 64
 OTHER = "_other"
 MAX_KEPT_CALLS = 10_000  # decisions remembered for the executor of a later result
 
-EFFECTS = frozenset({"allow", "ask", "deny"})
+EFFECTS = frozenset({"allow", "sandbox", "ask", "deny"})
 EXECUTORS = frozenset({"local", "bwrap"})
 ANSWERS = frozenset({"allow_once", "allow_session", "deny"})
 RECORD_TYPES = frozenset(

@@ -2,8 +2,8 @@
 
 Invariants (held here and nowhere else):
 
-* The answer is the strictest one given (deny > ask > allow), over all layers and
-  all segments. Layer order only decides who may stop early (a ``deny`` veto ends
+* The answer is the strictest one given (deny > ask > sandbox > allow), over all
+  layers and all segments. Layer order only decides who may stop early (a ``deny`` veto ends
   the waterfall for the whole call) and what the audit log lists first.
 * A layer that raises, overruns its time budget or returns something that is not a
   :class:`Decision` (or ``None``) is a ``deny`` naming that layer.
@@ -12,7 +12,9 @@ Invariants (held here and nowhere else):
   never holds up the caller, nor the event loop with :func:`decide_async`.
   Built-in layers are ours and bounded: they run inline on the caller's thread,
   their budget checked after they return.
-* A segment no layer decided gets the configured closing default (never ``allow``).
+* A segment no layer decided gets the configured closing default (never ``allow``;
+  ``sandbox`` runs it confined). A finding is the analysis layer's ``ask``: it
+  decides its segment, so no closing default, not even ``sandbox``, applies there.
 """
 
 from __future__ import annotations

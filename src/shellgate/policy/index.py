@@ -13,7 +13,7 @@ where such a rule can be:
 2. for each name and each of (tenant, ``*``): the rules whose pattern key is the
    command's first word, and the rules whose pattern has no key.
 
-Every bucket is sorted in casbin's order — strictness (deny, ask, allow), then file
+Every bucket is sorted in casbin's order — strictness (deny, ask, sandbox, allow), then file
 order — so the first match in a bucket is that bucket's best and a bucket stops as
 soon as its next rule could not beat the best found so far. ``tests/policy`` holds
 a hypothesis test that compares this index with casbin's own ``enforce_ex`` on
@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from shellgate.models import STRICTNESS
-from shellgate.policy.loader import PolicySource, Rule
+from shellgate.models import LOOSE, STRICTNESS
+from shellgate.policy.loader import EVERYONE, PolicySource, Rule
 from shellgate.policy.patterns import first_word
 
 #: casbin's default role manager checks the subject and 9 levels of roles (level 10).
@@ -54,8 +54,8 @@ def _first_match(
     for rule in rules:
         if best is not None and rank(rule) >= rank(best):
             return None  # sorted: nothing later can beat ``best``
-        if not allow and rule.effect == "allow":
-            return None  # sorted: only allow rules follow
+        if not allow and rule.effect in LOOSE:
+            return None  # sorted: only sandbox and allow rules follow
         if canonical:
             if rule.pattern.matches_canonical(text):
                 return rule
@@ -101,7 +101,9 @@ class PolicyIndex:
         if tenant != "*":
             graphs.append(self._roles.get("*", {}))
         seen = [subject]
-        frontier = [subject]
+        if self.source.everyone and subject != EVERYONE:
+            seen.append(EVERYONE)  # the baseline binds whoever asks
+        frontier = list(seen)
         for _ in range(MAX_ROLE_HOPS):
             nxt: list[str] = []
             for name in frontier:
@@ -154,8 +156,8 @@ class PolicyIndex:
         return best
 
     def best_naming(self, subject: str, tenant: str, text: str, probe: str) -> Rule | None:
-        """The first allow rule, in casbin's order, matching ``text`` but not ``probe``:
-        one that names the program a runner runs (``Segment.via``)."""
+        """The first allow or sandbox rule, in casbin's order, matching ``text`` but not
+        ``probe``: one that names the program a runner runs (``Segment.via``)."""
         word = first_word(text)
         tenants = (tenant,) if tenant == "*" else (tenant, "*")
         best: Rule | None = None
@@ -168,11 +170,22 @@ class PolicyIndex:
                     for rule in rules:
                         if best is not None and rank(rule) >= rank(best):
                             break
-                        if (rule.effect == "allow" and rule.pattern.matches(text)
+                        if (rule.effect in LOOSE and rule.pattern.matches(text)
                                 and not rule.pattern.matches(probe)):
                             best = rule
                             break
         return best
+
+    def source_rules(self, subject: str, tenant: str) -> list[Rule]:
+        """The allow rules on ``source …`` for the subject's roles, in casbin's order."""
+        tenants = (tenant,) if tenant == "*" else (tenant, "*")
+        found: list[Rule] = []
+        for name in self.names(subject, tenant):
+            for where in tenants:
+                bucket = self._buckets.get((where, name))
+                if bucket is not None:
+                    found.extend(r for r in bucket.by_word.get("source", ()) if r.effect == "allow")
+        return found
 
     def best_write(
         self, subject: str, tenant: str, text: str, *, allow: bool = True

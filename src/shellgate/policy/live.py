@@ -1,6 +1,6 @@
 """Live reload: build a complete new policy, then swap one reference.
 
-:class:`PolicyLoader` builds :class:`~shellgate.policy.casbin_layer.PolicyState`
+:class:`PolicyLoader` builds :class:`~shellgate.policy.ruleset.PolicyState`
 objects: the file sets of ``[policy] paths`` (re-read only when a ``policy.csv``
 or ``model.conf`` changed its mtime, size or inode) followed by the sets of the
 policy store's head version (re-read only when the head moved). Unchanged sets
@@ -24,12 +24,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from shellgate.errors import PolicyError, StoreError
-from shellgate.policy.casbin_layer import CasbinLayer, PolicyEngine, PolicyState, RuleFinder
 from shellgate.policy.index import PolicyIndex
 from shellgate.policy.loader import MODEL_FILE, POLICY_FILE, load_policy_set
+from shellgate.policy.ruleset import PolicyEngine, PolicyState, RuleFinder
 
 if TYPE_CHECKING:
     from shellgate.store.policies import PolicyStore
@@ -45,8 +45,10 @@ Fingerprint = tuple[tuple[int, int, int] | None, ...]
 class PolicyLoader:
     """File sets then store sets, cached by fingerprint and version (thread-safe)."""
 
-    def __init__(self, paths: Sequence[Path], store: str | None, store_sets: Sequence[str]):
+    def __init__(self, paths: Sequence[Path], store: str | None, store_sets: Sequence[str],
+                 *, after: int = 0):
         self.paths = tuple(paths)
+        self.after = after  # the last ``after`` file sets come after the store's sets
         self.store_sets = tuple(store_sets)
         self.db = None
         if store is not None:
@@ -120,16 +122,19 @@ class PolicyLoader:
             version = stored[0] if self.db is not None else None
             old = self._state
             if (old is not None and old.engine is not None and old.version == version
-                    and not force and self._unchanged(old.engine, files + stored[1])):
+                    and not force and self._unchanged(old.engine, stored[1], files)):
                 return old
-            state = PolicyState(PolicyEngine(files + stored[1]), version)
+            split = len(files) - self.after
+            state = PolicyState(PolicyEngine(files[:split] + stored[1] + files[split:]), version)
             self._state = state
             if apply is not None:
                 apply(state)
             return state
 
-    @staticmethod
-    def _unchanged(engine: PolicyEngine, indexes: list[RuleFinder]) -> bool:
+    def _unchanged(self, engine: PolicyEngine, stored: list[RuleFinder],
+                   files: list[RuleFinder]) -> bool:
+        split = len(files) - self.after
+        indexes = files[:split] + stored + files[split:]
         return len(engine.indexes) == len(indexes) and all(
             a is b for a, b in zip(engine.indexes, indexes, strict=True))
 
@@ -160,10 +165,22 @@ class PolicyLoader:
             self.db.close()
 
 
+class Reloadable(Protocol):
+    """What the watcher drives: the casbin layer (its state in force, the loader
+    that builds new ones, and the one-reference swap)."""
+
+    @property
+    def state(self) -> PolicyState: ...
+
+    def loader(self) -> PolicyLoader: ...
+
+    def swap(self, state: PolicyState) -> None: ...
+
+
 class PolicyWatcher:
     """The reload thread of one gate (see the module docstring)."""
 
-    def __init__(self, layer: CasbinLayer, *, gate: str, poll_ms: int) -> None:
+    def __init__(self, layer: Reloadable, *, gate: str, poll_ms: int) -> None:
         self.layer = layer
         self.loader = layer.loader()
         self.loader.adopt(layer.state)

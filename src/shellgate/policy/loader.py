@@ -20,6 +20,7 @@ and comments ignored): a different effect or matcher could turn "no rule" into
 from __future__ import annotations
 
 import csv
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,9 +30,11 @@ from shellgate.policy.patterns import REGEX_PREFIX, Pattern, PatternError, compi
 
 MODEL_FILE = "model.conf"
 POLICY_FILE = "policy.csv"
-EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
+EFFECTS: tuple[Effect, ...] = ("allow", "sandbox", "ask", "deny")
 SHIPPED_MODEL = Path(__file__).with_name(MODEL_FILE)
 MAX_POLICY_BYTES = 256 * 1024**2  # bytes; a bound, not a target
+#: The role every subject holds in the packaged baseline set (docs/policies.md).
+EVERYONE = "everyone"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +91,9 @@ class PolicySource:
     rules: tuple[Rule, ...]
     links: tuple[Link, ...]
     label: str | None = None
+    #: The packaged baseline: every subject holds the role :data:`EVERYONE` in it
+    #: (and only in it), so its rules bind whoever asks.
+    everyone: bool = False
 
     @property
     def policy_file(self) -> Path:
@@ -241,8 +247,8 @@ def _policy_row(
 
         close = difflib.get_close_matches(effect.lower(), EFFECTS, n=1)
         guess = f"; did you mean {close[0]!r}?" if close else ""
-        reader.problem(file, line, f"unknown effect {effect!r} (expected allow, ask or deny)"
-                       f"{guess}{hint}")
+        reader.problem(file, line, f"unknown effect {effect!r} (expected allow, sandbox, ask "
+                       f"or deny){guess}{hint}")
         return None
     try:
         pattern = compile_pattern(text)
@@ -282,7 +288,17 @@ def read_policy_set(directory: Path) -> tuple[PolicySource | None, list[Problem]
     except (OSError, UnicodeDecodeError) as exc:
         reader.problem(file, None, f"cannot read policy.csv: {exc}")
         return None, reader.problems
-    return _read_rows(text, PolicySource(directory, (), ()), reader)
+    empty = PolicySource(directory, (), (), everyone=is_baseline(directory))
+    return _read_rows(text, empty, reader)
+
+
+def is_baseline(directory: Path) -> bool:
+    """Whether ``directory`` is the packaged baseline set (the one whose rules bind
+    every subject): that directory itself, not a copy of it."""
+    from shellgate.config import BASELINE_POLICY_SET, packaged_policy_set
+
+    shipped = packaged_policy_set(BASELINE_POLICY_SET)
+    return shipped is not None and os.path.realpath(directory) == os.path.realpath(shipped)
 
 
 def read_policy_text(
@@ -334,7 +350,9 @@ def _read_rows(
             reader.problem(file, line, f"unknown row type {kind!r} (expected 'p' or 'g')")
     if reader.problems:
         return None, reader.problems
-    return PolicySource(empty.directory, tuple(rules), tuple(links), empty.label), []
+    return PolicySource(
+        empty.directory, tuple(rules), tuple(links), empty.label, empty.everyone
+    ), []
 
 
 def load_policy_set(directory: Path) -> PolicySource:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from shellgate.models import STRICTNESS
-from shellgate.policy.loader import SHIPPED_MODEL, PolicySource, Rule
+from shellgate.models import LOOSE, STRICTNESS
+from shellgate.policy.loader import EVERYONE, SHIPPED_MODEL, PolicySource, Rule
 from shellgate.policy.patterns import WRITE_MARK, Pattern
 
 #: Marks a request as a canonical form (a NUL never reaches the rules: the input
@@ -70,21 +70,40 @@ class ReferenceEnforcer:
         enforcer.add_named_domain_matching_func("g", _tenant_match)
         enforcer.build_role_links()
         self._enforcer = enforcer
+        self._everyone: set[str] = set()  # subjects linked to EVERYONE (the baseline)
+
+    def _holds_everyone(self, subject: str) -> None:
+        """In the baseline every subject holds the role ``everyone``: casbin learns
+        that link for each subject it is asked about."""
+        if self.source.everyone and subject != EVERYONE and subject not in self._everyone:
+            self._enforcer.add_named_grouping_policy("g", subject, EVERYONE, "*")
+            self._everyone.add(subject)
 
     def best_naming(self, subject: str, tenant: str, text: str, probe: str) -> Rule | None:
-        """The first allow rule matching ``text`` but not ``probe`` (``Segment.via``):
+        """The first allow or sandbox rule matching ``text`` but not ``probe`` (``Segment.via``):
         casbin's ``enforce`` reports one match only, so this walks the rules in
         casbin's order for the roles casbin's role manager gives the subject."""
+        self._holds_everyone(subject)
         roles = {subject, *self._enforcer.get_implicit_roles_for_user(subject, tenant)}
         if tenant != "*":
             roles |= set(self._enforcer.get_implicit_roles_for_user(subject, "*"))
         ordered = sorted(self.source.rules, key=lambda r: (-STRICTNESS[r.effect], r.order))
         for rule in ordered:
-            if (rule.effect == "allow" and not rule.pattern.is_write and rule.subject in roles
+            if (rule.effect in LOOSE and not rule.pattern.is_write and rule.subject in roles
                     and rule.tenant in (tenant, "*") and rule.pattern.matches(text)
                     and not rule.pattern.matches(probe)):
                 return rule
         return None
+
+    def source_rules(self, subject: str, tenant: str) -> list[Rule]:
+        """The allow rules on ``source …`` for the roles casbin gives the subject."""
+        roles = {subject, *self._enforcer.get_implicit_roles_for_user(subject, tenant)}
+        if tenant != "*":
+            roles |= set(self._enforcer.get_implicit_roles_for_user(subject, "*"))
+        ordered = sorted(self.source.rules, key=lambda r: (-STRICTNESS[r.effect], r.order))
+        return [r for r in ordered if r.effect == "allow" and not r.pattern.is_write
+                and r.subject in roles and r.tenant in (tenant, "*")
+                and r.pattern.text.startswith("source ")]  # fmt: skip
 
     def best_write(
         self, subject: str, tenant: str, text: str, *, allow: bool = True
@@ -96,11 +115,12 @@ class ReferenceEnforcer:
         self, subject: str, tenant: str, text: str, *, allow: bool = True, canonical: bool = False
     ) -> Rule | None:
         """The first rule casbin's ``enforce_ex`` matches, as :meth:`PolicyIndex.best`."""
+        self._holds_everyone(subject)
         request = CANONICAL_MARK + text if canonical else text
         allowed, explain = self._enforcer.enforce_ex(subject, tenant, request)
         if not allowed or not explain:
             return None  # casbin's False here means "no rule matched"
         rule = self._by_row[tuple(explain)]
-        if not allow and rule.effect == "allow":
+        if not allow and rule.effect in LOOSE:
             return None
         return rule

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from shellgate.config import Config
 from shellgate.errors import PolicyError
@@ -22,6 +24,8 @@ from shellgate.models import CallInfo, Effect, Verdict
 from shellgate.policy.loader import EFFECTS
 
 MAX_TEST_ROWS = 100_000
+#: A tests.csv line naming the closing default its rows are written for.
+_DECLARED = re.compile(r"#\s*default:\s*(\S+)")
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,7 @@ def _parse_row(raw: str, file: Path, line: int) -> Case:
         command = next(csv.reader([command]))[0]
     if expected not in EFFECTS:
         raise PolicyError(f"{file}:{line}: unknown expected decision {expected!r} "
-                          "(expected allow, ask or deny)")
+                          "(expected allow, sandbox, ask or deny)")
     if not subject or not tenant or not command:
         raise PolicyError(f"{file}:{line}: empty subject, tenant or command")
     effect: Effect = expected  # checked against EFFECTS above
@@ -88,15 +92,41 @@ def read_cases(directory: Path) -> list[Case]:
     return cases
 
 
+def declared_default(directory: Path) -> Effect | None:
+    """The closing default a set's ``tests.csv`` says its rows are written for: a
+    ``# default: sandbox|ask|deny`` line; ``None`` without one. Any other value is
+    a :class:`PolicyError` naming the line (``allow`` is never a closing default)."""
+    file = directory / "tests.csv"
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None  # read_cases reports an unreadable file
+    for line, raw in enumerate(text.splitlines(), start=1):
+        found = _DECLARED.match(raw)
+        if found is None:
+            continue
+        value = found.group(1)
+        if value not in ("sandbox", "ask", "deny"):
+            raise PolicyError(f"{file}:{line}: '# default: {value}': the closing default "
+                              "must be 'sandbox', 'ask' or 'deny'")
+        return cast("Effect", value)
+    return None
+
+
 def run_cases(directory: Path, config: Config, cases: list[Case]) -> list[Outcome]:
     """Run every case against the set at ``directory`` (and only that set)."""
     from shellgate.decider import Decider
-    from shellgate.policy.casbin_layer import CasbinLayer, PolicyEngine
+    from shellgate.policy.casbin_layer import CasbinLayer
     from shellgate.policy.reference import ReferenceEnforcer
+    from shellgate.policy.ruleset import PolicyEngine
     from shellgate.policy.write_rules import texts
 
     paths = (directory,)
     policy = config.policy.model_copy(update={"paths": paths, "store": None})  # the set alone
+    if policy.default is None:  # the default the set's tests are written for, if they say
+        named = declared_default(directory)
+        if named is not None:
+            policy = policy.model_copy(update={"default": named})
     config = config.model_copy(update={"policy": policy})
     decider = Decider(config)
     layer = decider.pm.get_plugin("casbin")
@@ -134,3 +164,26 @@ def run_cases(directory: Path, config: Config, cases: list[Case]) -> list[Outcom
                     )
         outcomes.append(Outcome(case, verdict, disagreement))
     return outcomes
+
+
+def check_pushed(copy: Path, shown: Path, config: Config | None) -> None:
+    """The policy store's :class:`~shellgate.store.policy_push.SetTester`: every row
+    of the set at ``copy`` passes, or :class:`PolicyError` naming the first failure
+    as ``shown`` (the pushed tests.csv) and its line, with how many failed."""
+    cfg = config if config is not None else Config()
+    try:
+        cases = read_cases(copy)
+    except PolicyError as exc:
+        raise PolicyError(str(exc).replace(str(copy / "tests.csv"), str(shown))) from None
+    if not cases:
+        raise PolicyError(f"{shown}: no test rows (a pushed set carries its tests)")
+    failed = [o for o in run_cases(copy, cfg, cases) if not o.passed]
+    if failed:
+        first = failed[0]
+        case, top = first.case, first.verdict.decision
+        rule = f" rule {top.rule}" if top.rule else ""
+        why = first.disagreement or (f"expected {case.expected}, got {top.effect} (decided by "
+                                     f"{top.layer}{rule}: {top.reason})")
+        more = f"; {len(failed)} of {len(cases)} tests failed" if len(failed) > 1 else ""
+        raise PolicyError(f"{shown}:{case.line}: test failed: {case.subject} in {case.tenant}: "
+                          f"{case.command!r}: {why}{more}")

@@ -27,9 +27,10 @@ import os
 
 from shellgate.hookspecs import hookimpl
 from shellgate.models import STRICTNESS, CallInfo, Decision, Effect, Segment, Write
-from shellgate.policy.casbin_layer import CasbinLayer, PolicyEngine
+from shellgate.policy.casbin_layer import CasbinLayer
 from shellgate.policy.patterns import write_texts
 from shellgate.policy.physical import realpath
+from shellgate.policy.ruleset import PolicyEngine
 
 LAYER = "write-rules"
 
@@ -84,6 +85,8 @@ class WriteRulesLayer:
         real = realpath(write.path)
         names = [shown] if shown == real else [shown, real]
         trusted = engine.trusted_source(call.subject, call.tenant, names)
+        if trusted is None:
+            trusted = engine.trusted_below(call.subject, call.tenant, names)
         if trusted is not None:
             return Decision(
                 effect="ask",

@@ -9,6 +9,7 @@ is a pure function, cached: agent commands repeat the same few argvs a lot.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 
 from shellgate.models import Write
@@ -24,8 +25,11 @@ from shellgate.shell.catalog.environment import (
 from shellgate.shell.catalog.inline_code import read_code
 from shellgate.shell.forms import read_argv
 from shellgate.shell.reader.drafts import Argv, Draft, Nested, Sink
+from shellgate.shell.reader.redirects import UNKNOWN_BODY
 
 _PROMPTS = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"})
+#: ``~+``, ``~-``, ``~N``, ``~+N``, ``~-N``: bash's directory tildes.
+_DIRECTORY_TILDE = re.compile(r"~(?:[+-][0-9]*|[0-9]+)(?:/|$)")
 
 
 def assignment_findings(name: str) -> list[str]:
@@ -80,10 +84,10 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
     if draft.argv:
         read = read_argv(draft.argv)
         forms, operands, links = read.forms, read.writes, read.links
-        draft.repositories = list(dict.fromkeys(
-            _through_links(resolve(where, cwd), sink.links)
-            for where in read.repositories for cwd in _places(sink)
-        ))  # fmt: skip
+        draft.repositories = [
+            _through_links(resolve(where, place), sink.links)
+            for place in (sink.places() or (sink.cwd,)) for where in read.repositories
+        ]  # fmt: skip
         if read.repositories and not sink.cwd_known:
             findings.append(
                 "runs git in a directory a 'cd' made unknown (its repository is not known)"
@@ -100,23 +104,21 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
         payloads.extend(read.payloads)
         payloads.extend(read.programs)
         if read.stdin_shell:
-            payloads.extend(("stdin script", content) for content in stdin_texts if content)
+            payloads.extend(("stdin script", content.removeprefix(UNKNOWN_BODY))
+                            for content in stdin_texts if content)  # fmt: skip
         draft.mentions = list(read.mentions)
         draft.reads = list(read.reads)
         if read.stdin_code is not None:
             _stdin_code(draft, read.stdin_code, stdin_texts, findings)
         draft.output = list(stdin_texts) if read.echoes_stdin and stdin_texts else None
-        moved = [cwd for cwd in _places(sink) if cwd != sink.workdir]
-        if moved and operands:
+        places = [place for place in sink.places() if place != sink.workdir]
+        if places and operands:
             # After a `cd`, a relative operand names another file than the rule expects
-            # (the argv's readings and the other readings of it: a glob as written),
-            # in every directory the shell may be in.
-            for form in list(draft.forms):
+            # (the argv's readings and the other readings of it: a glob as written).
+            for form, place in [(f, p) for f in list(draft.forms) for p in places]:
                 entry = catalog.lookup(form[0]) if form else None
-                if entry is None or not entry.cwd_operands:
-                    continue
-                for cwd in moved:
-                    resolved = resolved_operands(form, cwd, entry.path_keys)
+                if entry is not None and entry.cwd_operands:
+                    resolved = resolved_operands(form, place, entry.path_keys)
                     if resolved is not None:
                         homed = _home_relative(resolved)
                         for other in (resolved, *respellings(resolved), *homed):
@@ -126,8 +128,10 @@ def finish(draft: Draft, sink: Sink, stdin_texts: Sequence[str]) -> list[Nested]
         _source(draft, sink, read.sourced, findings)
     _writes(draft, sink, operands)
     _links(sink, links)
-    draft.cwd = sink.cwd if sink.certain else ""  # before its own cd moves the shell
+    draft.cwd = sink.cwd if sink.cwd_sure else ""  # before its own cd moves the shell
     _track_cd(draft, sink)
+    _forget_set_names(draft, sink)
+    _globbing(draft, sink)
     # Keep order, drop repeats: one construct seen through several forms is one finding.
     draft.findings = list(dict.fromkeys(findings))
     return list(dict.fromkeys(payloads))
@@ -145,7 +149,7 @@ def _source(draft: Draft, sink: Sink, file: str, findings: list[str]) -> None:
         findings.append(f"'{draft.argv[0]} {file[:40]}' looks the file up on PATH first")
         return
     expanded = _expand_tilde(file, sink.home()) if file.startswith("~") else file
-    if expanded is None or (not file.startswith(("/", "~")) and not sink.certain):
+    if expanded is None or (not file.startswith(("/", "~")) and not sink.cwd_sure):
         findings.append(f"'{draft.argv[0]} {file[:40]}' names a file the analysis cannot place")
         return
     path = _through_links(resolve(expanded, sink.cwd), sink.links)
@@ -169,6 +173,12 @@ def _stdin_code(
         findings.append(f"'{name}' reads code from stdin the analysis cannot see")
         return
     for text in stdin_texts:
+        if text.startswith(UNKNOWN_BODY):
+            findings.append(
+                f"'{name}' stdin code is a heredoc body bash expands ($…, backticks) into "
+                "text the analysis cannot know"
+            )
+            text = text[len(UNKNOWN_BODY) :]
         code = read_code(language, text, f"'{name}' stdin")
         findings.extend(code.findings)
         draft.mentions.extend(code.mentions)
@@ -188,13 +198,21 @@ def _writes(draft: Draft, sink: Sink, operands: Sequence[tuple[str, str]]) -> No
         return
     writes: dict[str, Write] = {}
     home = sink.home()
-    places = _places(sink)
     for target, how in dict.fromkeys(targets):
         paths: list[str] = []
         prefix = _home_prefix(target)
         if prefix and home:
             paths.append(resolve(home + target[len(prefix) :], sink.cwd))
-        if target.startswith("~"):
+        if _DIRECTORY_TILDE.match(target):
+            # ~+ is $PWD, ~- is $OLDPWD, ~N / ~+N / ~-N the directory stack.
+            if (target == "~+" or target.startswith("~+/")) and sink.cwd_sure:
+                paths.append(resolve(sink.cwd + target[2:], sink.cwd))
+            else:
+                draft.findings.append(
+                    f"write target '{target}' names a directory the shell was in "
+                    "(~+, ~-, ~N: $PWD, $OLDPWD, the directory stack)"
+                )
+        elif target.startswith("~"):
             expanded = _expand_tilde(target, home)
             if expanded is None:
                 draft.findings.append(f"write target '{target}' uses ~ where HOME is not known")
@@ -204,9 +222,10 @@ def _writes(draft: Draft, sink: Sink, operands: Sequence[tuple[str, str]]) -> No
             draft.findings.append(
                 f"write target '{target}' is relative to a directory a 'cd' made unknown"
             )
-        # A relative target in every directory the shell may be in (`cd nosuch;
-        # echo x > .bashrc` writes ./.bashrc when the cd fails).
-        paths.extend(resolve(target, cwd) for cwd in places)
+        paths.append(resolve(target, sink.cwd))
+        if not target.startswith(("/", "~", "$")):
+            # After a `cd` that may have failed or not run: wherever the shell may be.
+            paths.extend(resolve(target, place) for place in sink.alts)
         for path in paths:
             path = _through_links(path, sink.links)
             writes.setdefault(path, Write(path=path, target=target, how=how))
@@ -255,27 +274,21 @@ def _through_links(path: str, links: dict[str, str]) -> str:
 
 
 def _links(sink: Sink, links: Sequence[tuple[str, str, bool]]) -> None:
-    """Remember the names a command made, for the writes of later commands (in
-    every directory the shell may be in)."""
-    for link, target, symbolic in links:
+    """Remember the names a command made, for the writes of later commands."""
+    for (link, target, symbolic), place in [
+        (item, place) for item in links for place in (sink.places() or (sink.cwd,))
+    ]:
+        where = resolve(link, place)
         # bash expands an unquoted leading ~ before ln sees it; a quoted one is rare
         # and the expanded reading is the stricter one for later writes.
         target = os.path.expanduser(target)
-        for cwd in _places(sink):
-            where = resolve(link, cwd)
-            if symbolic and not target.startswith("/"):
-                # A symlink's relative target is read from the link's own directory.
-                named = resolve(target, os.path.dirname(where))
-            else:
-                named = resolve(target, cwd)
-            if named != where:
-                sink.links[where] = _through_links(named, sink.links)
-
-
-def _places(sink: Sink) -> tuple[str, ...]:
-    """The directories relative paths are read in: every one the shell may be in
-    (the analysis's workdir when a ``cd`` made it unknown; a finding asks then)."""
-    return sink.where() or (sink.cwd,)
+        if symbolic and not target.startswith("/"):
+            # A symlink's relative target is read from the link's own directory.
+            named = resolve(target, os.path.dirname(where))
+        else:
+            named = resolve(target, place)
+        if named != where:
+            sink.links[where] = _through_links(named, sink.links)
 
 
 def _home_prefix(target: str) -> str:
@@ -312,40 +325,100 @@ def _home_relative(form: Argv) -> list[Argv]:
 
 
 def _track_cd(draft: Draft, sink: Sink) -> None:
+    """Move the shell where a ``cd`` (``pushd``, ``popd``) goes, and tell the walker
+    how it may end (``Sink.cd_fail``): it surely succeeds only into a directory
+    that is there now, searchable, and that nothing earlier in the line wrote
+    (made, moved, removed); otherwise bash stays where it was, and the commands
+    after it that run either way may run there."""
     if not draft.argv:
         return
     for form in draft.forms:
         reading = catalog.read(form) if form else None
         if reading is None or reading.chdir is None:
             continue  # the catalog says which commands move the shell (cd, pushd, popd)
+        before = (sink.cwd, sink.cwd_known, sink.alts)
+        sink.cd_fail = before
         target = reading.chdir
         if not target or draft.findings:
-            sink.cwd_known = False
+            sink.cwd_known, sink.alts = False, ()
             return
         home = sink.home()
         if home and (target == "~" or target.startswith("~/")):
             target = home + target[1:]  # bash expands ~ with HOME, as writes do here
         if target == "-" or target.startswith("~"):
-            sink.cwd_known = False
+            sink.cwd_known, sink.alts = False, ()
             return
-        before = sink.where()
-        if before is None and not target.startswith("/"):
-            return  # relative to a directory the analysis does not know
-        after = tuple(dict.fromkeys(resolve(target, cwd) for cwd in _places(sink)))
-        sink.place(after)
-        if not all(_enters(directory, sink) for directory in after):
-            # `cd nosuch; echo x > .bashrc` writes ./.bashrc: the shell stays put.
-            sink.cd_pending, sink.cd_before = True, before
+        places = [resolve(target, place) for place in sink.places() or (sink.cwd,)]
+        sink.cwd = places[0]
+        sink.alts = tuple(dict.fromkeys(p for p in places[1:] if p != places[0]))
+        if sink.cwd_known and all(_surely_enters(place, sink) for place in places):
+            sink.cd_fail = None
         return
 
 
-def _enters(directory: str, sink: Sink) -> bool:
-    """Whether a ``cd`` into ``directory`` succeeds when it runs: it is a
-    directory the shell may enter now, and no earlier command of the line writes,
-    moves or removes it (or a directory above it). Read in the file system, so the
-    analysis is not cached."""
-    sink.fs = True
-    for path in sink.written:
-        if directory == path or directory.startswith(path.rstrip("/") + "/"):
-            return False
-    return os.path.isdir(directory) and os.access(directory, os.X_OK)
+#: Builtins that set the variables they name (``read X``, ``printf -v X``…).
+_SETTERS = frozenset({"read", "mapfile", "readarray", "getopts", "wait", "let", "export",
+                      "readonly", "declare", "typeset", "local", "unset"})  # fmt: skip
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _forget_set_names(draft: Draft, sink: Sink) -> None:
+    """A variable a builtin sets (``read X``, ``printf -v X``, ``getopts o X``,
+    ``let X=1``, ``X=v export X``, which keeps ``v``) holds what the line cannot
+    know: later words that expand it are findings. (A literal ``export X=v`` is
+    committed after this, by the walker.)"""
+    for form in draft.forms[:4]:
+        if not form:
+            continue
+        words: list[str] = []
+        if form[0] == "printf":
+            words = [w[2:] or (form[i + 2] if i + 2 < len(form) else "")
+                     for i, w in enumerate(form[1:]) if w.startswith("-v")]  # fmt: skip
+        elif form[0] in _SETTERS:
+            words = list(form[1:])
+            words.extend(name for name, _ in draft.assignments)
+        for word in words:
+            name = word.partition("=")[0].removesuffix("+").partition("[")[0]
+            if _NAME.fullmatch(name):
+                sink.vars[name] = None
+
+
+#: Shell options later globs (and a pipeline's last command) are read with.
+_GLOBBING = frozenset({"nocaseglob", "globstar", "nullglob", "dotglob", "lastpipe"})
+
+
+def _globbing(draft: Draft, sink: Sink) -> None:
+    """``shopt -s|-u nocaseglob …`` and ``set -f``/``+f`` (``-o noglob``): the
+    options the line's later globs are expanded with."""
+    form = draft.argv
+    if not form or form[0] not in ("shopt", "set"):
+        return
+    options = set(sink.globbing)
+    if form[0] == "shopt":
+        flags = "".join(w[1:] for w in form[1:] if w.startswith("-"))
+        names = (frozenset({"noglob"}) if "o" in flags else _GLOBBING) & set(form[1:])
+        if "s" in flags:
+            options |= names
+        elif "u" in flags:
+            options -= names
+    else:
+        words = list(form[1:])
+        for i, word in enumerate(words):
+            if word in ("-", "--") or word[:1] not in ("-", "+"):
+                break
+            on = word[0] == "-"
+            letters = word[1:]
+            named = "o" in letters and i + 1 < len(words) and words[i + 1] == "noglob"
+            if "f" in letters or named:
+                options = options | {"noglob"} if on else options - {"noglob"}
+    sink.globbing = frozenset(options)
+
+
+def _surely_enters(path: str, sink: Sink) -> bool:
+    """``cd PATH`` cannot fail: a searchable directory now, which nothing earlier in
+    the line wrote (a directory it made may not be made; one it moved is gone)."""
+    sink.fs = True  # the answer depends on the file system: not cached
+    real = _through_links(path, sink.links)
+    if real != path or any(_inside(real, written) for written in sink.written):
+        return False
+    return os.path.isdir(path) and os.access(path, os.X_OK)

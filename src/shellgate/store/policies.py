@@ -34,9 +34,12 @@ from typing import TYPE_CHECKING, Literal
 
 from shellgate.errors import PolicyError, StoreError
 from shellgate.store.db import Database, Dialect, Tx, ensure_schema
+from shellgate.store.policy_push import StoredSet, checked_set, installed_tester, write_set
 
 if TYPE_CHECKING:
     from shellgate.config import Config
+    from shellgate.store.policy_push import SetTester
+
 
 CHANNEL = "shellgate_policy"
 COMPONENT = "policy"
@@ -79,16 +82,6 @@ class PolicyVersion:
 
 
 @dataclass(frozen=True)
-class StoredSet:
-    """One set as a version holds it: the three files' texts."""
-
-    name: str
-    policy_csv: str
-    tests_csv: str
-    model_conf: str
-
-
-@dataclass(frozen=True)
 class HostState:
     """One gate on this store (``sg_hosts``): the version it runs, and how it is."""
 
@@ -127,8 +120,11 @@ def check_meta(what: str, value: str) -> str:
 class PolicyStore:
     """The policy sets of one store (``docs/fleet.md``); every method is one transaction."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, tester: SetTester | None = None) -> None:
+        """``tester`` runs a pushed set's tests.csv (default: the installed one,
+        :func:`~shellgate.store.policy_push.installed_tester`, found on first push)."""
         self.db = db
+        self.tester = tester
         ensure_schema(db, COMPONENT, SCHEMA_VERSION, DDL)
 
     @property
@@ -211,12 +207,12 @@ class PolicyStore:
         The tests run as ``shellgate policy test`` runs them, under ``config``'s
         closing default and protected paths (default: a default config).
         """
-        from shellgate.store.policy_push import checked_set
-
         check_name(name)
         check_meta("author", author)
         check_meta("reason", reason)
-        stored = checked_set(name, Path(directory), config)
+        if self.tester is None:
+            self.tester = installed_tester()
+        stored = checked_set(name, Path(directory), config, self.tester)
         with self.db.transaction() as tx:
             tx.lock("shellgate-policy")
             head = _head(tx)
@@ -245,8 +241,6 @@ class PolicyStore:
         """Write set ``name`` of ``version`` (default: head) as model.conf, policy.csv
         and tests.csv into ``directory``; returns the version written. A directory
         that is not empty is refused unless ``force`` (then those three are replaced)."""
-        from shellgate.store.policy_push import write_set
-
         check_name(name)
         with self.db.transaction() as tx:
             version = self._existing(tx, version)

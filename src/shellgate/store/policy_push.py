@@ -5,24 +5,66 @@ texts: they load (the loader gates use), the model is shellgate's, there is no
 NUL (PostgreSQL ``TEXT`` cannot hold one), and every row of ``tests.csv`` passes
 (:mod:`shellgate.policy.testrun`, the set alone, as ``shellgate policy test``).
 Only then is anything written. Problems name ``DIR/<file>:<line>``.
+
+The store sits below the decision, so it does not import the test runner: a
+:class:`SetTester` is handed to :class:`~shellgate.store.policies.PolicyStore`,
+and without one the installed runner is found through the ``shellgate.store``
+entry point ``set-tester`` (pyproject.toml). Where none can be found a push is
+refused: a set whose tests did not run is never stored.
 """
 
 from __future__ import annotations
 
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from shellgate.errors import PolicyError, StoreError
 from shellgate.policy.loader import MAX_POLICY_BYTES, MODEL_FILE, POLICY_FILE, PolicySource
-from shellgate.store.policies import StoredSet
 
 if TYPE_CHECKING:
     from shellgate.config import Config
 
 TESTS_FILE = "tests.csv"
 FILES = (MODEL_FILE, POLICY_FILE, TESTS_FILE)
+#: Where the installed set tester is registered (pyproject.toml's entry points).
+TESTER_GROUP, TESTER_NAME = "shellgate.store", "set-tester"
+
+
+class SetTester(Protocol):
+    """Runs every row of the set at ``copy`` (the pushed texts, written out) through
+    the whole decision under ``config``; raises :class:`PolicyError` naming the
+    first failure as ``shown`` (the pushed directory's tests.csv) and its line."""
+
+    def __call__(self, copy: Path, shown: Path, config: Config | None) -> None: ...
+
+
+def installed_tester() -> SetTester:
+    """The test runner the installed shellgate registers, or :class:`PolicyError`."""
+    from importlib import metadata
+
+    for ep in metadata.entry_points(group=TESTER_GROUP, name=TESTER_NAME):
+        try:
+            tester: SetTester = ep.load()
+        except Exception as exc:  # a broken install: refuse, naming it
+            raise PolicyError(f"not pushed: the set tester {ep.value} cannot be loaded: "
+                              f"{type(exc).__name__}: {exc}") from exc
+        return tester
+    raise PolicyError(f"not pushed: no set tester is installed (entry point "
+                      f"{TESTER_GROUP}:{TESTER_NAME}; reinstall shellgate), so tests.csv "
+                      "cannot run")
+
+
+@dataclass(frozen=True)
+class StoredSet:
+    """One set as a version holds it: the three files' texts."""
+
+    name: str
+    policy_csv: str
+    tests_csv: str
+    model_conf: str
 
 
 def _read(directory: Path, name: str) -> str:
@@ -42,7 +84,9 @@ def _read(directory: Path, name: str) -> str:
     return text
 
 
-def checked_set(name: str, directory: Path, config: Config | None) -> StoredSet:
+def checked_set(
+    name: str, directory: Path, config: Config | None, tester: SetTester
+) -> StoredSet:
     """The set in ``directory`` as ``name``, or :class:`PolicyError` naming the problem."""
     from shellgate.policy.loader import read_policy_text
 
@@ -54,39 +98,21 @@ def checked_set(name: str, directory: Path, config: Config | None) -> StoredSet:
     if source is None:
         raise PolicyError(str(problems[0]))
     stored = StoredSet(name, policy, tests, model)
-    run_tests(stored, directory, config)
+    run_tests(stored, directory, config, tester)
     return stored
 
 
-def run_tests(stored: StoredSet, directory: Path, config: Config | None) -> None:
+def run_tests(
+    stored: StoredSet, directory: Path, config: Config | None, tester: SetTester
+) -> None:
     """Run ``stored``'s tests.csv over its rules alone; :class:`PolicyError` on a failure."""
-    from shellgate.config import Config
-    from shellgate.policy.testrun import read_cases, run_cases
-
-    cfg = config if config is not None else Config()
-    shown = directory / TESTS_FILE
     with tempfile.TemporaryDirectory(prefix="sg-push-") as tmp:
         copy = Path(tmp) / stored.name
         copy.mkdir()
         for file, text in zip(FILES, (stored.model_conf, stored.policy_csv, stored.tests_csv),
                               strict=True):
             (copy / file).write_text(text, encoding="utf-8")
-        try:
-            cases = read_cases(copy)
-        except PolicyError as exc:
-            raise PolicyError(str(exc).replace(str(copy / TESTS_FILE), str(shown))) from None
-        if not cases:
-            raise PolicyError(f"{shown}: no test rows (a pushed set carries its tests)")
-        failed = [o for o in run_cases(copy, cfg, cases) if not o.passed]
-    if failed:
-        first = failed[0]
-        case, top = first.case, first.verdict.decision
-        rule = f" rule {top.rule}" if top.rule else ""
-        why = first.disagreement or (f"expected {case.expected}, got {top.effect} (decided by "
-                                     f"{top.layer}{rule}: {top.reason})")
-        more = f"; {len(failed)} of {len(cases)} tests failed" if len(failed) > 1 else ""
-        raise PolicyError(f"{shown}:{case.line}: test failed: {case.subject} in {case.tenant}: "
-                          f"{case.command!r}: {why}{more}")
+        tester(copy, directory / TESTS_FILE, config)
 
 
 def write_set(stored: StoredSet, directory: Path, *, force: bool) -> None:

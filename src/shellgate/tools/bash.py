@@ -38,6 +38,7 @@ from shellgate.models import (
     Verdict,
 )
 from shellgate.ops import context as ops
+from shellgate.policy.confine import confined_mode, outside_workspace, unconfined
 from shellgate.tools import render
 from shellgate.tools.schemas import SandboxedBashArgs, validate_bash
 from shellgate.tools.tasks import Owner, Task
@@ -59,6 +60,9 @@ class Decided:
     escalation: SandboxMode | None
     current: SandboxMode
     kind: str
+    #: Run on the confined executor (a ``sandbox`` decision: no network, whatever
+    #: the deployment's own sandbox allows).
+    confined: bool = False
 
 
 def bash_digest(args: SandboxedBashArgs) -> str:
@@ -107,10 +111,14 @@ class BashCall:
 
         return ToolResult(text, is_error, outcome, run)  # type: ignore[arg-type]
 
-    async def decide(self, via: str | None = None) -> Decided:
+    async def decide(self, via: str | None = None, *, host_runs: str | None = None) -> Decided:
         """Validate, resolve the workdir, decide and put the decision on the record.
 
-        Raises :class:`ToolInputError` for arguments refused before any decision.
+        A ``sandbox`` verdict runs confined (``policy/confine.py``); where it cannot
+        be — ``host_runs`` names a host that runs the command itself, the sandbox is
+        unavailable, the workdir lies outside the workspace — it is decided ``ask``,
+        with the reason. Raises :class:`ToolInputError` for arguments refused before
+        any decision.
         """
         gate = self.gate
         args = validate_bash(self.arguments, sandboxed=gate.sandboxed)
@@ -122,9 +130,20 @@ class BashCall:
         if args.sandbox_permissions is not None:
             call = call.model_copy(update={"sandbox_permissions": args.sandbox_permissions})
         verdict = await gate.decider.decide_async(call)
-        escalation = self._escalation(args)
-        current = gate.config.sandbox.mode
-        kind = "bwrap" if verdict.require_sandbox else gate.config.executor.kind
+        if verdict.effect == "sandbox":
+            why = host_runs or outside_workspace(call) or await gate.sandbox_unavailable()
+            if why is not None:
+                verdict = unconfined(verdict, why)
+        confined = verdict.effect == "sandbox"
+        configured = gate.config.sandbox.mode
+        current = confined_mode(configured) if confined else configured
+        escalation = self._escalation(args, current)
+        kind = "bwrap" if verdict.require_sandbox or confined else gate.config.executor.kind
+        if confined and escalation == "full-access":
+            # Approved, the escalation runs it unconfined: as the deployment runs an
+            # allowed call (docs/sandbox.md, "Sandbox decisions").
+            confined = False
+            kind = "bwrap" if verdict.require_sandbox else gate.config.executor.kind
         extra: dict[str, object] = {}
         if via is not None:
             extra["via"] = via
@@ -149,7 +168,7 @@ class BashCall:
             background=args.run_in_background,
             **extra,
         )
-        return Decided(args, call, verdict, escalation, current, kind)
+        return Decided(args, call, verdict, escalation, current, kind, confined)
 
     async def run(self) -> ToolResult:
         gate = self.gate
@@ -158,7 +177,8 @@ class BashCall:
             if not isinstance(resumed, Decided):
                 return resumed
             return await self._execute(
-                resumed.call, resumed.args, resumed.kind, resumed.escalation or resumed.current
+                resumed.call, resumed.args, resumed.kind, resumed.escalation or resumed.current,
+                confined=resumed.confined,
             )
         d = await self.decide()
         call, verdict, escalation = d.call, d.verdict, d.escalation
@@ -174,7 +194,9 @@ class BashCall:
                 return refusal
         elif covered:
             self._audit("approval", answer="allow_session", approver="session-grant", question="")
-        return await self._execute(call, d.args, d.kind, escalation or d.current)
+        return await self._execute(
+            call, d.args, d.kind, escalation or d.current, confined=d.confined
+        )
 
     def resume(self) -> Decided | ToolResult:
         """Run on a decision made earlier (``gate.decide``): once, for this exact call.
@@ -224,7 +246,7 @@ class BashCall:
             return self._result(text, True, "not approved")
         return d
 
-    def _escalation(self, args: SandboxedBashArgs) -> SandboxMode | None:
+    def _escalation(self, args: SandboxedBashArgs, current: SandboxMode) -> SandboxMode | None:
         wanted = args.sandbox_permissions
         if wanted is None:
             return None
@@ -233,10 +255,10 @@ class BashCall:
             raise ToolInputError(
                 "sandbox escalation is switched off in this deployment; the sandbox denial is final"
             )
-        if MODE_ORDER.index(wanted) <= MODE_ORDER.index(cfg.mode):
+        if MODE_ORDER.index(wanted) <= MODE_ORDER.index(current):
             raise ToolInputError(
                 f"invalid sandbox_permissions: '{wanted}' is not wider than the current "
-                f"'{cfg.mode}' mode"
+                f"'{current}' mode"
             )
         return wanted
 
@@ -306,16 +328,26 @@ class BashCall:
             return None
 
     async def _execute(
-        self, call: CallInfo, args: SandboxedBashArgs, kind: str, mode: SandboxMode
+        self, call: CallInfo, args: SandboxedBashArgs, kind: str, mode: SandboxMode,
+        *, confined: bool = False,
     ) -> ToolResult:
-        """Run the approved call inside the execute wrappers; every path ends in a record."""
+        """Run the approved call inside the execute wrappers; every path ends in a record.
+
+        A ``confined`` call (a ``sandbox`` decision) runs on the gate's confined
+        executor: wrappers may narrow its mode, never move it off bwrap.
+        """
         gate = self.gate
         plan: dict[str, Any] = {"executor": kind, "sandbox_mode": mode}
         wrappers = Wrappers(gate.decider.pm, call, plan)
         try:
             wrappers.enter()
             check_plan(plan, kind, mode)
-            executor = await gate.executor_for(plan["executor"])
+            # A confined call whose sandbox became unusable fails (SandboxUnavailable),
+            # never runs elsewhere.
+            if confined:
+                executor = await gate.confined_executor()
+            else:
+                executor = await gate.executor_for(plan["executor"])
             timeout = None if args.timeoutMs is None else max(1, int(-(-args.timeoutMs // 1)))
             managed = {"SHELLGATE_SESSION_ID": call.session}
             request = ExecRequest(

@@ -28,6 +28,8 @@ _PY_SPAWN = (
     r"|\bpty\s*\.\s*spawn|\bcommands\s*\.|\bpopen2\b|create_subprocess|\bmultiprocessing\b"
     r"|\bpexpect\b|\bsh\s*\.\s*Command|\bplumbum\b|\bwebbrowser\b|\bos\s*\.\s*startfile"
     r"|\.\s*(?:system|popen|exec[lv]p?e?|spawn[lv]p?e?|posix_spawnp?)\s*\("
+    r"|\bfrom\s+(?:os|posix|nt|pty)\s+import\b[^\n;]*"
+    r"(?:\b(?:system|popen|exec\w*|spawn\w*|posix_spawn\w*|fork\w*)\b|\*)"
 )
 _PY_NET = (
     r"\bsocket\b|\burllib\b|\bhttp\s*\.\s*client|\bhttp\.server|\brequests\b|\bhttpx\b"
@@ -40,6 +42,12 @@ _PY_DYNAMIC = (
     r"|\bgetattr\s*\(\s*(?:os|sys|subprocess|builtins|__builtins__|posix|pty)\b"
     r"|\bexec\s*\(\s*(?:compile|bytes|base64|codecs|zlib|marshal|\w+\s*\.\s*decode)"
     r"|\beval\s*\(\s*(?:compile|bytes|base64|codecs|zlib)|\bmarshal\s*\.\s*loads|\bpickle\s*\.\s*loads"
+    # code it builds or reads at run time: exec of anything, eval of input, a console
+    # or debugger reading its stdin, a module run by name (python -m X is X)
+    r"|\bexec\s*\(|\beval\s*\(\s*(?:input|sys\s*\.\s*stdin|open)\b|\bcode\s*\.\s*interact"
+    r"|\bInteractive(?:Console|Interpreter)\b|\bpdb\b|\bbreakpoint\s*\(|\brunpy\b"
+    r"|\bvars\s*\(\s*(?:os|posix|subprocess|pty|builtins)\b|\b(?:os|posix)\s*\.\s*__dict__"
+    r"|__getattribute__\s*\("
 )
 _PERL_SPAWN = (
     r"\bsystem\b|\bexec\b|\bqx\b|`|\bfork\b|\bopen\s*\(?[^;]*(?:\|\s*['\"]|['\"]\s*\|"
@@ -207,7 +215,13 @@ _BARE_PATH = re.compile(
     r"(?<![\w.\\$\])])(?:~/[\w./-]+|\.\.?/[\w./-]+|/[\w.-]+/[\w./-]+|(?:[\w-]+/)*\.[\w-]+/[\w./-]+)"
 )
 _LITERAL = re.compile(r"""(?:'((?:[^'\\\n]|\\.){1,512})'|"((?:[^"\\\n]|\\.){1,512})")""")
-_PATHLIKE = re.compile(r"(?:/|~|\.\.?/|[\w.-]+/)[^\s'\"]*")
+_PATHLIKE = re.compile(r"(?:/|~|\.\.?/|[\w.-]+/)[^\s'\"]*|\.\w[\w.-]*")
+#: String literals joined into a path (``os.path.join('.git', 'hooks')``,
+#: ``Path('.git') / 'hooks'``): the path is a mention too.
+_JOINED = re.compile(
+    r"""(?:'[^'\\\n]{1,256}'|"[^"\\\n]{1,256}")(?:\s*\)?\s*[/,]\s*(?:'[^'\\\n]{1,256}'|"[^"\\\n]{1,256}"))+"""
+)
+_PART = re.compile(r"'([^'\\\n]*)'|\"([^\"\\\n]*)\"")
 #: Most mentions kept (a long program's literals are many; the first ones count).
 MAX_MENTIONS = 64
 
@@ -248,5 +262,12 @@ def mentions(code: str) -> tuple[str, ...]:
     for match in _BARE_PATH.finditer(code):
         out[match.group().rstrip(".")] = None
         if len(out) >= MAX_MENTIONS:
-            break
+            return tuple(out)
+    for match in _JOINED.finditer(code):
+        parts = _PART.findall(match.group())
+        joined = "/".join(x or y for x, y in parts)
+        if _PATHLIKE.fullmatch(joined) and joined not in out:
+            out[joined] = None
+            if len(out) >= MAX_MENTIONS:
+                break
     return tuple(out)

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import partial
 from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
 from shellgate.shell.catalog.environment import loop_variable_findings
 from shellgate.shell.reader._parser import SKIP, text
-from shellgate.shell.reader.drafts import Extra, Sink, Where, merged
+from shellgate.shell.reader.drafts import UNSET, Extra, Sink, State, merge_states
 from shellgate.shell.reader.redirects import REDIRECT_TYPES, read_redirect
 
 if TYPE_CHECKING:
@@ -31,21 +30,16 @@ _WORDISH_VALUE = frozenset({"word", "string", "raw_string", "concatenation", "si
                             "brace_expression"})  # fmt: skip
 
 
-def _statements(walker: Walker, label: str, nodes: list[Node], *, maybe: bool = False) -> None:
-    """Walk ``nodes`` as statements one level deeper under ``label``; ``maybe``: a
-    region bash may skip (:meth:`Walker.maybe`)."""
+def _statements(walker: Walker, label: str, nodes: list[Node]) -> None:
+    """Walk ``nodes`` as statements one level deeper under ``label``."""
     if not nodes:
         return
 
     def run(_: Node) -> None:
         for node in nodes:
             walker.statement(node)
-            walker.sink.settle()
 
-    if maybe:
-        walker.maybe(lambda: walker.descend(label, run, nodes[0], scoped=False))
-    else:
-        walker.descend(label, run, nodes[0], scoped=False)
+    walker.descend(label, run, nodes[0], scoped=False)
 
 
 def _data_words(walker: Walker, nodes: list[Node]) -> None:
@@ -55,81 +49,72 @@ def _data_words(walker: Walker, nodes: list[Node]) -> None:
 
 
 def statement_list(walker: Walker, node: Node, extra: Extra | None) -> None:
-    """``a && b || c``: the first command always runs, each later one only as the
-    list so far ended — ``&&`` after a success, ``||`` after a failure. The
-    directories the shell may be in are followed for both endings (a ``cd`` that
-    may fail ends in its directory or where it was: ``cd a && cd b || cd ..`` runs
-    ``cd ..`` from ``a`` or from where it started); the variables the later
-    commands assign are not known after the list."""
+    """``a && b || c``: each command after the first runs only on the status it
+    follows, so what it changes (a ``cd``, an assignment) may not happen, and a
+    ``cd`` that fails leaves the shell where it was. The state after the list is
+    every way through it merged (``Sink.alts``: the directories it may be in)."""
     # ``a && b && c`` nests to the left without bound: flatten iteratively.
-    leaves: list[tuple[str, Node]] = []
-    stack: list[tuple[str, Node]] = [("", node)]
+    leaves: list[Node] = []
+    operators: list[str] = []
+    stack = [node]
     while stack:
-        op, current = stack.pop()
+        current = stack.pop()
         if current.type == "list":
-            # Each named child with the operator before it (the list's own for the first).
-            pairs: list[tuple[str, Node]] = []
-            join = op
-            for child in current.children:
-                if not child.is_named:
-                    join = child.type if child.type in ("&&", "||") else "?"
-                elif child.type not in SKIP:
-                    pairs.append((join, child))
-                    join = "?"  # two named children in a row: read as a sequence
-            stack.extend(reversed(pairs))
+            stack.extend(c for c in reversed(current.children)
+                         if c.is_named or c.type in ("&&", "||"))  # fmt: skip
+        elif current.type in ("&&", "||"):
+            operators.append(current.type)
         elif current.type not in SKIP:
-            leaves.append((op, current))
+            leaves.append(current)
     saved = walker.ctx
     walker.ctx = (*saved, "list")
-    sink = walker.sink
-    last = len(leaves) - 1
-
-    def ending(index: int, leaf: Node, start: Where) -> tuple[Where, Where]:
-        """Where the shell is when ``leaf``, run from ``start``, succeeds and fails."""
-        sink.place(start)
-        sink.cd_pending, sink.cd_before = False, None
-        walker.statement(leaf, extra if index == last else None)
-        after = sink.where()
-        failed = sink.cd_before if sink.cd_pending else after
-        sink.cd_pending, sink.cd_before = False, None
-        return after, failed
-
     try:
-        sink.settle()
-        ok, failed = ending(0, leaves[0][1], sink.where())
-        variables = dict(sink.vars)
-        for index, (op, leaf) in enumerate(leaves[1:], start=1):
-            start = ok if op == "&&" else failed if op == "||" else merged(ok, failed)
-            if start == ():
-                start = merged(ok, failed)  # never reached: still read, from anywhere
-            leaf_ok, leaf_failed = ending(index, leaf, start)
-            if op == "&&":
-                ok, failed = leaf_ok, merged(failed, leaf_failed)
-            elif op == "||":
-                ok, failed = merged(ok, leaf_ok), leaf_failed
+        ok, failed = walker.outcomes(leaves[0], extra if len(leaves) == 1 else None)
+        for index, leaf in enumerate(leaves[1:], start=1):
+            # A list the parser could not read whole (a parse error asks anyway): any way.
+            operator = operators[index - 1] if len(operators) == len(leaves) - 1 else ";"
+            both = operator == "&&"
+            if operator == ";":
+                ok = failed = merge_states([ok, failed])
+            entering, carried = (ok, failed) if both or operator == ";" else (failed, ok)
+            # A command that cannot run is still read (rules see it), in any state.
+            runs = entering is not None
+            walker.sink.restore(entering or merge_states([ok, failed]) or walker.sink.state())
+            last = extra if index == len(leaves) - 1 else None
+            new_ok, new_failed = walker.outcomes(leaf, last)
+            if not runs:
+                continue
+            if operator == ";":
+                ok, failed = new_ok, new_failed
+            elif both:
+                ok, failed = new_ok, merge_states([new_failed, carried])
             else:
-                ok, failed = leaf_ok, leaf_failed
-        sink.place(merged(ok, failed))
-        for name, value in sink.vars.items():
-            if name not in variables or variables[name] != value:
-                sink.vars[name] = None  # assigned by a command that may not have run
+                ok, failed = merge_states([new_ok, carried]), new_failed
+        merged = merge_states([ok, failed])
+        if merged is not None:
+            walker.sink.restore(merged)
+        # The list's own status says nothing more to a list around it.
+        walker.sink.cd_fail = UNSET
     finally:
         walker.ctx = saved
 
 
 def pipeline(walker: Walker, node: Node, extra: Extra | None) -> None:
     parts = [c for c in node.children if c.is_named and c.type not in SKIP]
-    saved, place = walker.ctx, walker.sink.snapshot()
-    variables = dict(walker.sink.vars)
+    saved = walker.ctx
+    state = walker.sink.state()
     walker.ctx = (*saved, "pipeline")
     try:
         output: list[str] | None = None
         for index, part in enumerate(parts):
-            # Every element of a pipeline runs in a subshell: a cd there does not last.
+            # Every element of a pipeline runs in a subshell: a cd there does not last,
+            # nor do its assignments -- but the last one's with `shopt -s lastpipe`.
             walker.piped, walker.last = output, None
             walker.statement(part, extra if index == len(parts) - 1 else None)
-            walker.sink.restore(place)
-            walker.sink.vars = dict(variables)  # a subshell's assignments do not last
+            if index < len(parts) - 1 or "lastpipe" not in state.globbing:
+                walker.sink.restore(state)
+            else:
+                walker.sink.restore(merge_states([state, walker.sink.state()]) or state)
             # What a plain command printed, when known, is the next one's stdin.
             simple = part.type in ("command", "redirected_statement")
             output = walker.last.output if simple and walker.last is not None else None
@@ -175,15 +160,17 @@ def redirected(walker: Walker, node: Node, extra: Extra | None) -> None:
     if body is None:
         walker.add(node, (), [], own, [])
     elif body.type in ("command", "pipeline", "list", "redirected_statement"):
-        walker.statement(body, own)
+        walker.dispatch(body, own)
     else:
         walker.inherited.append(own)
         try:
-            walker.statement(body)
+            walker.dispatch(body)
         finally:
             walker.inherited.pop()
+    outcome = walker.sink.cd_fail
     for later in pending:
         walker.statement(later)
+    walker.sink.cd_fail = outcome
 
 
 def subshell(walker: Walker, node: Node, extra: Extra | None) -> None:
@@ -207,29 +194,87 @@ def arithmetic(walker: Walker, node: Node, extra: Extra | None) -> None:
     walker.add(node, ("((", inner, "))"), [], extra or Extra(), findings)
 
 
+def _condition(walker: Walker, label: str, nodes: list[Node]) -> tuple[State | None, State | None]:
+    """Walk a condition's statements; the state if it holds and if it does not."""
+    if not nodes:
+        state = walker.sink.state()
+        return state, state
+    result: list[tuple[State | None, State | None]] = []
+
+    def run(_: Node) -> None:
+        for node in nodes[:-1]:
+            walker.statement(node)
+        result.append(walker.outcomes(nodes[-1]))
+
+    walker.descend(label, run, nodes[0], scoped=False)
+    if not result:  # too deep: not walked
+        state = walker.sink.state()
+        return state, state
+    return result[0]
+
+
 def if_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
+    """Each branch runs from where its condition left the shell (an ``elif`` or
+    ``else`` from where the conditions before it failed); after the ``if`` the
+    shell may be where any branch (or false conditions without ``else``) left it."""
     del extra
-    _conditional(walker, node, "if condition", "if body", "then")
+    clauses: list[tuple[list[Node], list[Node]]] = []
+    otherwise: list[Node] | None = None
+    for clause in [node, *(c for c in node.children if c.type in ("elif_clause", "else_clause"))]:
+        if clause.type == "else_clause":
+            otherwise = [c for c in clause.children if c.is_named and c.type != "comment"]
+            continue
+        before: list[Node] = []
+        after: list[Node] = []
+        seen = False
+        for child in clause.children:
+            if child.type == "then":
+                seen = True
+            elif child.type in ("elif_clause", "else_clause"):
+                continue
+            elif child.is_named and child.type != "comment":
+                (after if seen else before).append(child)
+        clauses.append((before, after))
+    ends: list[State | None] = []
+    current: State | None = walker.sink.state()
+    for before, after in clauses:
+        reachable = current is not None
+        walker.sink.restore(current or merge_states(ends) or walker.sink.state())
+        holds, fails = _condition(walker, "if condition", before)
+        walker.sink.restore(holds or walker.sink.state())
+        _statements(walker, "if body", after)
+        if reachable:
+            ends.append(walker.sink.state() if holds is not None else None)
+            current = fails
+    if otherwise is not None:
+        reachable = current is not None
+        walker.sink.restore(current or merge_states(ends) or walker.sink.state())
+        _statements(walker, "if body", otherwise)
+        if reachable:
+            ends.append(walker.sink.state())
+    else:
+        ends.append(current)
+    merged = merge_states(ends)
+    if merged is not None:
+        walker.sink.restore(merged)
 
 
-def _conditional(walker: Walker, node: Node, cond: str, body: str, keyword: str) -> None:
-    """Statements before ``keyword`` are the condition (it runs), after it the body
-    (it may not); an ``elif`` and an ``else`` may not run at all."""
-    before: list[Node] = []
-    after: list[Node] = []
-    seen = False
-    for child in node.children:
-        if child.type == keyword:
-            seen = True
-        elif child.type in ("elif_clause", "else_clause"):
-            if child.type == "elif_clause":
-                walker.maybe(partial(_conditional, walker, child, cond, body, "then"))
-            else:
-                _statements(walker, body, [c for c in child.children if c.is_named], maybe=True)
-        elif child.is_named and child.type != "comment":
-            (after if seen else before).append(child)
-    _statements(walker, cond, before)
-    _statements(walker, body, after, maybe=True)
+def _loop(walker: Walker, walk: Callable[[], None]) -> None:
+    """A loop's body may run no time, once or again from where the last round
+    left the shell: walked once; when that moved the shell or changed a variable,
+    walked again (its segments replacing the first round's) from every state a
+    round may start in, and the shell after the loop may be in any of them."""
+    before = walker.sink.state()
+    start = len(walker.sink.drafts)
+    walk()
+    after = walker.sink.state()
+    if after == before:
+        return
+    rounds = merge_states([before, after]) or before
+    del walker.sink.drafts[start:]
+    walker.sink.restore(rounds)
+    walk()
+    walker.sink.restore(merge_states([rounds, walker.sink.state()]) or rounds)
 
 
 def while_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
@@ -237,12 +282,12 @@ def while_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
     condition = [c for c in node.children if c.is_named and c.type not in ("do_group", "comment")]
     body = [c for c in node.children if c.type == "do_group"]
 
-    def loop() -> None:  # the condition runs again after each pass
+    def walk() -> None:
         _statements(walker, "loop condition", condition)
         for group_node in body:
             walker.descend("loop body", walker.block, group_node, scoped=False)
 
-    walker.maybe(loop)
+    _loop(walker, walk)
 
 
 def for_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
@@ -256,23 +301,24 @@ def for_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
             name = text(walker.source, child.start_byte, child.end_byte)
             for finding in loop_variable_findings(keyword, name):
                 walker.sink.note(finding)
+            walker.sink.vars[name] = None  # each value in turn, and the last one after
     values = _loop_values(walker, node) if keyword == "for" else None
     if keyword != "for":
         _data_words(walker, [c for c in node.children if c.type in _WORDISH_VALUE])
-    bodies = [c for c in node.children if c.type == "do_group"]
     sink = walker.sink
 
-    def loop() -> None:
+    def walk() -> None:
         # Each value in turn when they are known and few (`for f in src/*.py`: the
         # body reads "$f" as each file); else once, the variable unknown.
         passes: list[str | None] = list(values) if values else [None]
         for value in passes:
             if name:
                 sink.vars[name] = value
-            for body in bodies:
-                walker.descend("loop body", walker.block, body, scoped=False)
+            for child in node.children:
+                if child.type == "do_group":
+                    walker.descend("loop body", walker.block, child, scoped=False)
 
-    walker.maybe(loop)
+    _loop(walker, walk)
 
 
 #: A loop over more values than this is walked once, its variable unknown.
@@ -281,10 +327,11 @@ _MAX_LOOP_VALUES = 16
 
 def _loop_values(walker: Walker, node: Node) -> list[str] | None:
     """The values ``for NAME in WORDS`` assigns, in order, where every word is
-    known (globs read as their matches); ``None`` otherwise (``for x; do``:
-    the positional parameters; an expansion; too many)."""
+    known (globs read as their matches); ``None`` otherwise (``for x; do``: the
+    positional parameters; an expansion; too many)."""
     nodes = [c for c in node.children if c.type in _WORDISH_VALUE]
     if not any(c.type == "in" for c in node.children):
+        _data_words(walker, nodes)
         return None
     found: list[str] = []
     known = True
@@ -304,25 +351,44 @@ def c_style_for(walker: Walker, node: Node, extra: Extra | None) -> None:
     head = next((c for c in node.children if c.type == "do_group"), None)
     walker.sink.note("arithmetic for-loop header (can run code via array subscripts)")
     for child in node.children:
-        if child.type == "do_group":
-            walker.maybe(partial(walker.descend, "loop body", walker.block, child, scoped=False))
-        elif child.is_named and child is not head:
+        if child.is_named and child is not head and child.type != "do_group":
             walker.scan(child, "arithmetic")
+
+    def walk() -> None:
+        for child in node.children:
+            if child.type == "do_group":
+                walker.descend("loop body", walker.block, child, scoped=False)
+
+    _loop(walker, walk)
 
 
 def case_statement(walker: Walker, node: Node, extra: Extra | None) -> None:
+    """Each item's body runs from the state before the ``case`` (or, after a
+    ``;&``/``;;&``, the item before it may have left); after it, the shell may be
+    where any body (or no match) left it."""
     del extra
+    start: State | None = None
+    ends: list[State | None] = []
+    previous: State | None = None
     for child in node.children:
         if child.type == "case_item":
+            if start is None:
+                start = walker.sink.state()
             patterns = [c for c in child.children if walker_field(child, c) == "value"]
             _data_words(walker, patterns)
             body = [
                 c for c in child.children
                 if c.is_named and c.type != "comment" and walker_field(child, c) != "value"
             ]  # fmt: skip
-            _statements(walker, "case body", body, maybe=True)
+            walker.sink.restore(merge_states([start, previous]) or start)
+            _statements(walker, "case body", body)
+            ends.append(walker.sink.state())
+            through = any(c.type in (";&", ";;&") for c in child.children)
+            previous = ends[-1] if through else None
         elif child.type in _WORDISH_VALUE:
             _data_words(walker, [child])
+    if start is not None:
+        walker.sink.restore(merge_states([start, *ends]) or start)
 
 
 def walker_field(parent: Node, child: Node) -> str | None:
@@ -343,6 +409,7 @@ def function_definition(walker: Walker, node: Node, extra: Extra | None) -> None
 
 
 def negated(walker: Walker, node: Node, extra: Extra | None) -> None:
+    # `! cd d`: its status is the other way round, so the state after it is both.
     for child in node.children:
         if child.is_named and child.type != "comment":
             walker.statement(child, extra)
@@ -356,9 +423,24 @@ def declaration(walker: Walker, node: Node, extra: Extra | None) -> None:
     walker.assigned = []
     argv = tuple(walker.words_of(node, findings))
     findings.extend(_exported_shell_variables(argv, walker.sink))
+    assigned = walker.assigned
     walker.add(node, argv, [], extra or Extra(), findings)
+    walker.assigned = assigned
+    names = [w.partition("=")[0].removesuffix("+") for w in argv[1:] if not w.startswith("-")]
+    letters = "".join(w[1:] for w in argv[1:] if w.startswith(("-", "+")) and "=" not in w)
+    if argv and argv[0] in ("declare", "typeset", "local") and set(letters) & set("lunaAciI"):
+        walker.sink.transformed.update(names)
     if node.type == "unset_command":
-        walker.assigned = [(name, None) for name in argv[1:] if not name.startswith("-")]
+        walker.assigned = [(name, None) for name in names]
+    else:
+        # A name set by a word the reader did not take for an assignment
+        # (`export "X=v"`) is not known.
+        taken = {name for name, _ in walker.assigned}
+        for word in argv[1:]:
+            name, eq, _ = word.partition("=")
+            name = name.removesuffix("+")
+            if eq and not word.startswith("-") and name not in taken:
+                walker.assigned.append((name, None))
     walker.commit_assignments()
 
 

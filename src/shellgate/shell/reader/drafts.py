@@ -19,6 +19,8 @@ from typing import Protocol
 from shellgate.models import Redirect, Write
 
 Argv = tuple[str, ...]
+#: ``Sink.cd_fail`` when the last command was no ``cd``.
+UNSET = object()
 _SPLIT_OR_GLOB = re.compile(r"[\s*?\[\]]")
 
 
@@ -42,18 +44,13 @@ class Runs(Protocol):
 Nested = tuple[str, str] | Runs
 
 
-#: Directories the shell may be in (``None``: not known), and that with a pending
-#: ``cd`` (Sink.snapshot).
-Where = tuple[str, ...] | None
-Place = tuple[Where, bool, Where]
-#: Past this many possible directories the directory is taken as unknown.
-_MAX_PLACES = 4
-
-
-def merged(a: Where, b: Where) -> Where:
-    """Where the shell is when it may be in ``a`` or in ``b`` (``()``: an ending
-    that cannot happen, as the failure of a ``cd`` into a directory that exists)."""
-    return None if a is None or b is None else tuple(dict.fromkeys((*a, *b)))
+@functools.cache
+def _passwd_home() -> str | None:
+    """The current user's home in the password database (bash's ``~`` without ``HOME``)."""
+    try:
+        return pwd.getpwuid(os.getuid()).pw_dir or None
+    except KeyError:
+        return None
 
 
 def _in_this_environment(name: str) -> bool:
@@ -66,13 +63,49 @@ def _in_this_environment(name: str) -> bool:
 _ALWAYS_SET = frozenset({"NO_COLOR", "TERM", "PAGER", "GIT_PAGER"})
 
 
-@functools.cache
-def _passwd_home() -> str | None:
-    """The current user's home in the password database (bash's ``~`` without ``HOME``)."""
-    try:
-        return pwd.getpwuid(os.getuid()).pw_dir or None
-    except KeyError:
+#: Directories besides ``cwd`` the shell may be in, at most: past this a ``cd``
+#: the analysis cannot be sure of leaves the directory unknown.
+MAX_ALTERNATIVES = 8
+
+
+@dataclass(frozen=True)
+class State:
+    """What the shell carries from one command to the next of a line: where it is
+    (``cwd``; ``known`` false after a ``cd`` the analysis cannot follow; ``alts``,
+    other directories it may be in after a ``cd`` that may have failed or not
+    run), the variables the line assigned, and the globbing options it set."""
+
+    cwd: str
+    known: bool
+    alts: tuple[str, ...]
+    vars: tuple[tuple[str, str | None], ...]
+    globbing: frozenset[str]
+
+
+def merge_states(states: Sequence[State | None]) -> State | None:
+    """Where the shell may be after one of several ways through a construct (an
+    ``&&``/``||`` list, ``if``, a loop…): one directory when all agree, else each
+    as an alternative; a variable keeps a value all agree on, else it is unknown;
+    a globbing option set on any way counts. ``None`` is a way bash cannot take."""
+    real = [s for s in states if s is not None]
+    if not real:
         return None
+    first = real[0]
+    if all(s == first for s in real[1:]):
+        return first
+    known = all(s.known for s in real)
+    places = list(dict.fromkeys(d for s in real for d in (s.cwd, *s.alts)))
+    if len(places) > MAX_ALTERNATIVES + 1:
+        known = False
+    tables = [dict(s.vars) for s in real]
+    names = dict.fromkeys(name for table in tables for name in table)
+    merged: list[tuple[str, str | None]] = []
+    for name in names:
+        # A name one way did not assign has the value it had before: unknown here.
+        values = {table.get(name) for table in tables}
+        merged.append((name, values.pop() if len(values) == 1 else None))
+    globbing = frozenset(o for s in real for o in s.globbing)
+    return State(first.cwd, known, tuple(places[1:]) if known else (), tuple(merged), globbing)
 
 
 @dataclass
@@ -101,13 +134,13 @@ class Draft:
     #: A runner's spelling of this program and the index of its word (``Segment.via``).
     via: Argv = ()
     via_at: int = 0
+    #: Its globs: the directory each was read in (one the line writes is not known
+    #: in advance) and its matches.
+    globbed: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
     #: Its writes into a directory that does not exist and that no earlier command
     #: visibly makes: (target as written, that directory). A finding when another
     #: command of the line runs a program (analyse._writes_into_unmade).
     unmade: list[tuple[str, str]] = field(default_factory=list)
-    #: Its globs: the directory each was read in (one the line writes is not known
-    #: in advance) and its matches.
-    globbed: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
     #: What it prints when that is its stdin (``cat <<EOF |``): the next command of
     #: a pipeline reads it (``None``: not known).
     output: list[str] | None = None
@@ -165,17 +198,18 @@ class Sink:
     findings: list[str] = field(default_factory=list)
     cwd: str = "/"
     cwd_known: bool = True
-    #: Other directories the shell may be in (a ``cd`` that may have failed, a
-    #: branch that may have moved it): ``cwd`` is then one of several (:meth:`where`).
-    cwd_alts: tuple[str, ...] = ()
-    #: While the last ``cd`` may have failed (its directory does not exist now, or
-    #: the line changes it): where the shell was before it. ``&&`` after it clears
-    #: this (it succeeded), ``||`` goes back (it failed), and at the end of a
-    #: statement the shell may be in either (:meth:`settle`).
-    cd_pending: bool = False
-    cd_before: Where = None
+    #: Other directories the shell may be in (see :class:`State`).
+    alts: tuple[str, ...] = ()
+    #: Globbing options the line set (``shopt -s nocaseglob``, ``set -f``: ``noglob``).
+    globbing: frozenset[str] = frozenset()
+    #: How the last ``cd`` may have ended, for the walker: ``None`` it surely
+    #: succeeded; a directory (with whether it is known) where the shell stays if
+    #: it failed; :data:`UNSET` no ``cd`` (the command's own status says nothing).
+    cd_fail: object = UNSET
     #: Drafts already made for a command text in one place (see Walker._command).
-    memo: dict[tuple[object, ...], tuple[list[Draft], Place]] = field(default_factory=dict)
+    memo: dict[tuple[object, ...], tuple[list[Draft], State, object]] = field(
+        default_factory=dict
+    )
     #: The workspace the call runs in (``source`` files are named relative to it).
     workspace: str = "/"
     #: Variables the call's environment fixes, as the command sees them (``HOME``,
@@ -184,13 +218,16 @@ class Sink:
     #: Variables the line assigned earlier (``X=1; echo $X``): the literal value,
     #: or ``None`` when it is not known (a dynamic value, ``unset``, ``read``).
     vars: dict[str, str | None] = field(default_factory=dict)
+    #: Names ``declare`` gave an attribute that changes what an assignment stores
+    #: (``-l``, ``-u``, ``-i``, ``-n``, ``-a``…): their values are never known.
+    transformed: set[str] = field(default_factory=set)
     #: Every path an earlier command of the line writes (a ``source`` of one is
     #: not trusted; a glob in one is not known in advance).
     written: set[str] = field(default_factory=set)
     #: The analysis read the file system (a glob's matches): its answer is not cached.
     fs: bool = False
     #: Whether the command's environment exports a name (``analyse`` sets it).
-    exported: Callable[[str], bool] = _in_this_environment
+    exported: Callable[[str], bool] = field(default=lambda name: _in_this_environment(name))
     #: The analysis asked ``exported`` (a bare assignment): its answer is not cached.
     environ_read: bool = False
     #: Offsets of ERROR nodes read as bash reads them (a brace word in command
@@ -204,6 +241,24 @@ class Sink:
     #: Why the command is too large to analyse (a re-read over the node budget).
     refused: str | None = None
 
+    @property
+    def cwd_sure(self) -> bool:
+        """The shell is in ``cwd`` and nowhere else."""
+        return self.cwd_known and not self.alts
+
+    def places(self) -> tuple[str, ...]:
+        """Every directory the shell may be in (``()``: not known)."""
+        return (self.cwd, *self.alts) if self.cwd_known else ()
+
+    def state(self) -> State:
+        return State(self.cwd, self.cwd_known, self.alts, tuple(self.vars.items()),
+                     self.globbing)  # fmt: skip
+
+    def restore(self, state: State) -> None:
+        self.cwd, self.cwd_known, self.alts = state.cwd, state.known, state.alts
+        self.vars = dict(state.vars)
+        self.globbing = state.globbing
+
     def value(self, name: str, *, quoted: bool) -> str | None:
         """The value ``$name`` expands to where the analysis knows it, else ``None``.
 
@@ -214,44 +269,12 @@ class Sink:
         if name in self.vars:
             value = self.vars[name]
         elif name == "PWD":
-            value = self.cwd if self.certain else None
+            value = self.cwd if self.cwd_sure else None
         else:
             value = self.env.get(name)
         if value is None or (not quoted and (not value or _SPLIT_OR_GLOB.search(value))):
             return None
         return value
-
-    @property
-    def certain(self) -> bool:
-        """The shell is in ``cwd`` and nowhere else."""
-        return self.cwd_known and not self.cwd_alts
-
-    def where(self) -> Where:
-        """Every directory the shell may be in (``cwd`` first), ``None`` if unknown."""
-        return (self.cwd, *self.cwd_alts) if self.cwd_known else None
-
-    def place(self, where: Where) -> None:
-        if where == ():  # no such ending: the directory stays as it is
-            return
-        if where is None or len(where) > _MAX_PLACES:
-            self.cwd_known, self.cwd_alts = False, ()
-        else:
-            self.cwd, self.cwd_alts, self.cwd_known = where[0], where[1:], True
-
-    def snapshot(self) -> Place:
-        """Where the shell is, with a pending ``cd`` (:meth:`restore` puts it back)."""
-        return self.where(), self.cd_pending, self.cd_before
-
-    def restore(self, saved: Place) -> None:
-        self.place(saved[0])
-        self.cd_pending, self.cd_before = saved[1], saved[2]
-
-    def settle(self) -> None:
-        """A statement ended: after a ``cd`` that may have failed, the shell is in
-        its directory or where it was before."""
-        if self.cd_pending:
-            self.place(merged(self.where(), self.cd_before))
-            self.cd_pending, self.cd_before = False, None
 
     def home(self) -> str | None:
         """What ``~`` expands to as the line has ``HOME`` (``None``: not known — the

@@ -8,6 +8,7 @@ is a shell, the walker parses them as the script they are.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from tree_sitter import Node
@@ -132,7 +133,7 @@ def _heredoc(walker: Walker, node: Node, op: str, fd: int | None, out: Extra) ->
             why = f"heredoc delimiter {delimiter[:30]} ends the body at '{plain[:30]}' for bash"
             content = _cut_body(walker, content, end, why, out)
     out.redirects.append(Redirect(op=op or "<<", fd=fd, target=plain))
-    out.stdin_texts.append(content)
+    out.stdin_texts.append(content if quoted else expanded_body(walker, content))
 
 
 def _lexed_heredoc(walker: Walker, heredoc: Heredoc, fd: int | None, out: Extra) -> None:
@@ -147,7 +148,51 @@ def _lexed_heredoc(walker: Walker, heredoc: Heredoc, fd: int | None, out: Extra)
         walker.heredoc_body(heredoc.body)
         backticks(walker, heredoc.body, out)
     out.redirects.append(Redirect(op=heredoc.op, fd=fd, target=heredoc.delimiter))
-    out.stdin_texts.append(heredoc.body)
+    out.stdin_texts.append(heredoc.body if heredoc.quoted else expanded_body(walker, heredoc.body))
+
+
+#: Marks a heredoc body bash expands into text the analysis cannot know (a NUL,
+#: which the input guard never admits in a command): a program that runs it as
+#: code runs what no one read.
+UNKNOWN_BODY = "\x00"
+_NAMED = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
+
+
+def expanded_body(walker: Walker, body: str) -> str:
+    """An unquoted heredoc's body as bash hands it to the command: ``\\``,
+    ``\\$``, ``\\``` and backslash-newline unescaped, ``$NAME``/``${NAME}`` of a
+    variable the analysis knows expanded. Any other expansion (``$(…)``,
+    backticks, ``${X:-…}``, an unknown variable) makes it :data:`UNKNOWN_BODY`
+    followed by the body as written (``os.sys${X}tem`` is ``os.system`` when X
+    is empty)."""
+    if "$" not in body and "`" not in body and "\\" not in body:
+        return body
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        char = body[i]
+        if char == "\\" and body[i + 1 : i + 2] in ("$", "`", "\\", "\n"):
+            out.append("" if body[i + 1] == "\n" else body[i + 1])
+            i += 2
+            continue
+        if char == "`":
+            return UNKNOWN_BODY + body
+        if char == "$":
+            named = _NAMED.match(body, i)
+            if named is not None:
+                name = named.group(1) or named.group(2)
+                value = None if walker.opaque else walker.sink.value(name, quoted=True)
+                if value is None:
+                    return UNKNOWN_BODY + body
+                out.append(value)
+                i = named.end()
+                continue
+            after = body[i + 1 : i + 2]
+            if after and (after in "({[_@*#?-$!" or after.isalnum()):
+                return UNKNOWN_BODY + body
+        out.append(char)
+        i += 1
+    return "".join(out)
 
 
 def _cut_body(walker: Walker, content: str, end: int, why: str, out: Extra) -> str:

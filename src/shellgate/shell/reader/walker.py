@@ -15,7 +15,6 @@ Invariants:
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 import shlex
@@ -23,9 +22,9 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
-from shellgate.shell.reader import _parser, misreads
+from shellgate.shell.reader import _parser, globbing, misreads
 from shellgate.shell.reader._parser import SKIP, text
-from shellgate.shell.reader.drafts import Draft, Extra, Runs, Sink, merged
+from shellgate.shell.reader.drafts import UNSET, Draft, Extra, Runs, Sink, State, merge_states
 from shellgate.shell.reader.heredoc_lexer import Heredoc, prepare
 from shellgate.shell.reader.heredocs import backtick_spans
 from shellgate.shell.reader.redirects import REDIRECT_TYPES, read_redirect
@@ -41,8 +40,6 @@ SAME_SHELL = frozenset({
 })  # fmt: skip
 #: A glob's words and a finding about them.
 GlobRead = tuple[tuple[str, ...], str | None]
-#: More matches than this and a glob is not read (its words are a finding).
-_MAX_GLOB_MATCHES = 1024
 #: The context of commands drafted from inside a parse error (``Segment.fragment``).
 PARSE_ERROR = "parse error"
 #: Redirections that give a command its stdin (a pipe's output is then not it).
@@ -120,8 +117,8 @@ class Walker:
                 "not analysed further"
             )
             return
-        saved, place = (self.ctx, self.depth), self.sink.snapshot()
-        variables = dict(self.sink.vars)
+        saved = (self.ctx, self.depth)
+        state, pending = self.sink.state(), self.sink.cd_fail
         self.ctx = (*self.ctx, label)
         self.depth += 1
         try:
@@ -129,23 +126,8 @@ class Walker:
         finally:
             self.ctx, self.depth = saved
             if scoped:
-                self.sink.restore(place)
-                self.sink.vars = variables
-
-    def maybe(self, fn: Callable[[], None]) -> None:
-        """Walk a region bash may skip, or run only in part or many times (a branch,
-        a loop, the right side of ``&&``/``||``): what it changes in the shell's
-        state is not known after it — a directory it moves to, a variable it
-        assigns (``x=/etc; if c; then x=notes; fi; echo > $x`` may write
-        ``/etc``)."""
-        sink = self.sink
-        before, before_vars = sink.where(), dict(sink.vars)
-        fn()
-        sink.settle()
-        sink.place(merged(before, sink.where()))
-        for name, value in sink.vars.items():
-            if name not in before_vars or before_vars[name] != value:
-                sink.vars[name] = None
+                self.sink.restore(state)
+                self.sink.cd_fail = pending
 
     def payload(self, label: str, source: str) -> None:
         """Parse a shell string that will be run (``bash -c``…) as nested commands."""
@@ -157,8 +139,7 @@ class Walker:
         root = _parser.parse(patched)
         if root.has_error:
             self.sink.note(f"parse error in {label} '{source[:60]}'")
-        saved = self.sink.snapshot()
-        variables = dict(self.sink.vars)
+        state, pending = self.sink.state(), self.sink.cd_fail
         try:
             # Inside a re-read, nested payloads are not re-read again (only noted):
             # each level re-reading its children's re-reads would grow as 2^depth.
@@ -169,8 +150,8 @@ class Walker:
             )  # fmt: skip
             nested.run(root)
         finally:
-            self.sink.restore(saved)
-            self.sink.vars = variables
+            self.sink.restore(state)
+            self.sink.cd_fail = pending
 
     def _printed(self, node: Node) -> str | None:
         """What a command substitution prints, where that is known: ``$(pwd)`` the
@@ -188,7 +169,7 @@ class Walker:
             return None
         words = [text(self.source, c.start_byte, c.end_byte) for c in command.children]
         if words == ["pwd"] and not redirects:
-            return self.sink.cwd if self.sink.certain else None
+            return self.sink.cwd if self.sink.cwd_sure else None
         if words == ["cat"] and len(redirects) == 1:
             op = next((c for c in redirects[0].children if c.type == "<"), None)
             heredoc = self.heredocs.get(op.start_byte) if op is not None else None
@@ -208,29 +189,28 @@ class Walker:
         return read
 
     def _glob(self, value: str, mask: str, shown: str) -> GlobRead | None:
-        """An unquoted glob read as bash reads it, in the segment's directory now:
-        its matches, sorted, or the word itself when none match. ``None`` (a
-        finding) where the directory is unknown or the matches are too many; a
-        match that begins with ``-`` would be read as an option: a finding."""
-        if not self.sink.certain or self.opaque:
+        """An unquoted glob read as bash reads it (``reader/globbing.py``), in the
+        segment's directory now, with the globbing options the line set: its
+        matches, sorted, or the word itself when none match. ``None`` (a finding)
+        where the directory is unknown or the matches are too many; a match that
+        begins with ``-`` would be read as an option: a finding."""
+        if not self.sink.cwd_sure or self.opaque:
             return None
-        pattern = "".join(c if m != "_" or c not in "*?[]" else glob.escape(c)
-                          for c, m in zip(value, mask, strict=True))  # fmt: skip
         self.sink.fs = True
-        found: list[str] = []
-        for match in glob.iglob(pattern, root_dir=self.sink.cwd):
-            found.append(match)
-            if len(found) > _MAX_GLOB_MATCHES:
-                return None
-        base = pattern[: min(pattern.find(c) for c in "*?[" if c in pattern)]
+        found = globbing.expand(value, mask, self.sink.cwd, self.sink.globbing)
+        if found is None:
+            return None
+        unquoted = [i for i, m in enumerate(mask) if m in "*?["]
+        base = value[: unquoted[0]] if unquoted else value
         directory = os.path.normpath(os.path.join(self.sink.cwd, os.path.dirname(base)))
-        self.globbed.append((directory, tuple(found)))
-        if not found:
-            return (value,), None
-        dashed = next((m for m in found if m.startswith("-")), None)
+        matched = tuple(found) if found != [value] else ()
+        self.globbed.append((directory, matched))
+        if not matched:
+            return tuple(found), None
+        dashed = next((m for m in matched if m.startswith("-")), None)
         finding = None if dashed is None else \
             f"glob '{shown}' matches '{dashed[:40]}', which the command would read as an option"
-        return tuple(sorted(found)), finding
+        return matched, finding
 
     def _brace_command(self, node: Node) -> bool:
         """``{rm,-rf,/} x``: bash expands a brace word in command position and runs
@@ -256,9 +236,10 @@ class Walker:
 
     def commit_assignments(self) -> None:
         """Assignments that outlive their statement (``X=1``, ``export X=1``): later
-        words of the line expand them."""
+        words of the line expand them (not a name ``declare`` gave an attribute
+        that changes what is stored: ``-l``, ``-u``, ``-i``, ``-n``, arrays)."""
         for name, value in self.assigned:
-            self.sink.vars[name] = value
+            self.sink.vars[name] = None if name in self.sink.transformed else value
         self.assigned = []
 
     def heredoc_body(self, body: str) -> None:
@@ -358,12 +339,45 @@ class Walker:
     # -- statements --------------------------------------------------------------
 
     def block(self, node: Node) -> None:
-        for child in node.children:
+        children = node.children
+        for index, child in enumerate(children):
             if child.is_named and child.type not in SKIP:
-                self.statement(child)
-                self.sink.settle()
+                after = children[index + 1] if index + 1 < len(children) else None
+                if after is not None and after.type == "&":
+                    # In the background: a subshell, whose cd and assignments do not last.
+                    state = self.sink.state()
+                    self.statement(child)
+                    self.sink.restore(state)
+                else:
+                    self.statement(child)
 
     def statement(self, node: Node, extra: Extra | None = None) -> None:
+        """Walk one statement; the next one runs whether it succeeded or not."""
+        ok, failed = self.outcomes(node, extra)
+        merged = merge_states([ok, failed])
+        if merged is not None:
+            self.sink.restore(merged)
+
+    def outcomes(self, node: Node, extra: Extra | None = None) -> tuple[State | None, State | None]:
+        """Walk one statement; return the state the shell is in if it succeeds and if
+        it fails (``None``: it cannot). Only a ``cd`` tells them apart: the shell
+        stays where it was when one fails (no such directory, not one, no right)."""
+        self.sink.cd_fail = UNSET
+        self.dispatch(node, extra)
+        fail, self.sink.cd_fail = self.sink.cd_fail, UNSET
+        ok = self.sink.state()
+        if fail is UNSET:
+            return ok, ok
+        if fail is None:
+            return ok, None
+        assert isinstance(fail, tuple)
+        cwd: str = fail[0]
+        known: bool = fail[1]
+        alts: tuple[str, ...] = fail[2]
+        return ok, State(cwd, known, alts, ok.vars, ok.globbing)
+
+    def dispatch(self, node: Node, extra: Extra | None = None) -> None:
+        """Walk one statement, leaving ``Sink.cd_fail`` as its last ``cd`` set it."""
         kind = node.type
         handler = _HANDLERS.get(kind)
         if handler is not None:
@@ -381,20 +395,24 @@ class Walker:
     def _command(self, node: Node, extra: Extra | None) -> None:
         # The same command text in the same place and directory drafts the same
         # segments: replay them (padding with thousands of copies stays cheap).
+        # Everything a command's reading depends on is in the key: the shell's state
+        # (directory, variables, globbing), and the files and links the line made.
         key: tuple[object, ...] | None = None
         if extra is None and not self.inherited and not self._holds_heredoc(node):
             raw = self.source[node.start_byte : node.end_byte]
-            # (What the line wrote so far counts: a `cd` into a directory it removed fails.)
-            key = (raw, self.ctx, self.depth, self.sink.snapshot(), len(self.sink.written))
+            key = (raw, self.ctx, self.depth, self.sink.state(), len(self.sink.written),
+                   len(self.sink.links))  # fmt: skip
             hit = self.sink.memo.get(key)
             if hit is not None:
-                self.sink.drafts.extend(hit[0])
-                self.sink.restore(hit[1])
+                drafts, state, fail = hit
+                self.sink.drafts.extend(drafts)
+                self.sink.restore(state)
+                self.sink.cd_fail = fail
                 return
         start = len(self.sink.drafts)
         self._fresh_command(node, extra)
         if key is not None:
-            self.sink.memo[key] = (self.sink.drafts[start:], self.sink.snapshot())
+            self.sink.memo[key] = (self.sink.drafts[start:], self.sink.state(), self.sink.cd_fail)
 
     def _holds_heredoc(self, node: Node) -> bool:
         """Whether a lexed heredoc's operator lies in ``node`` (its text, with the
@@ -445,8 +463,7 @@ class Walker:
         # A glob argument is read as its matches; one in command position stays a
         # finding (bash would run its first match).
         known = self.words.known_expansions
-        words = [self.words.read(g, findings, self._glob if at else None)
-                 for at, g in enumerate(groups[:1])]  # fmt: skip
+        words = [self.words.read(g, findings, None) for g in groups[:1]]
         # A program named by an expansion is a finding even when its value is known
         # (`x=ls; $x`): what runs is then decided by a word the rules never saw.
         if words and (words[0].dynamic or self.words.known_expansions != known):
@@ -491,7 +508,12 @@ class Walker:
         elif value_nodes:
             word = self.words.read(value_nodes, findings)
             value = word.value
-            self.assigned.append((name, None if word.dynamic else value))
+            known = None if word.dynamic else value
+            if any(c.type == "+=" for c in node.children):
+                # NAME+=VALUE appends to what NAME holds.
+                held = self.sink.vars.get(name) if name in self.sink.vars else None
+                known = None if known is None or held is None else held + known
+            self.assigned.append((name, known))
             return name, value
         else:
             value = ""
@@ -560,15 +582,15 @@ class Walker:
         )
         self.sink.drafts.append(draft)
         # A program runs in a child process: a `cd` it names changes nothing here.
-        saved, place = (self.ctx, self.depth), self.sink.snapshot()
-        variables = dict(self.sink.vars)
+        saved = (self.ctx, self.depth)
+        state, pending = self.sink.state(), self.sink.cd_fail
         self.ctx, self.depth = draft.context, self.depth + 1
         try:
             self._nested_of(draft, extra)
         finally:
             self.ctx, self.depth = saved
-            self.sink.restore(place)
-            self.sink.vars = variables
+            self.sink.restore(state)
+            self.sink.cd_fail = pending
 
     def words_of(self, node: Node, findings: list[str]) -> list[str]:
         """Quote-removed words of a test or declaration, operators kept as written."""

@@ -104,10 +104,19 @@ def group_words(source: bytes, nodes: Sequence[Node], findings: list[str]) -> li
     return groups
 
 
+#: Operators that end a simple command.
+_ENDS = frozenset({b";", b"&", b"|", b"&&", b"||", b";;", b"|&"})
+
+
 def split_at_newlines(source: bytes, children: list[Node]) -> list[list[Node]]:
-    """``children`` of one command cut where an unquoted newline ends it in bash."""
+    """``children`` of one command cut where an unquoted newline ends it in bash,
+    or an operator the parser could only read as an error (``aa{ ==;aa``: bash
+    runs ``aa`` after the ``;``; the line asks for its parse error anyway)."""
     chunks: list[list[Node]] = [[]]
     for child in children:
+        if child.type == "ERROR" and source[child.start_byte : child.end_byte].strip() in _ENDS:
+            chunks.append([])
+            continue
         current = chunks[-1]
         if current:
             gap = source[current[-1].end_byte : child.start_byte]
