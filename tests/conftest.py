@@ -7,6 +7,7 @@ import contextlib
 import os
 import secrets
 import shutil
+import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -63,6 +64,15 @@ async def open_gate(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
     yield factory
     for gate in gates:
         await gate.aclose()
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A host directory outside the workspace that sandboxed calls must not write: in
+    /var/tmp, since a sandbox's /tmp is private and a target there would prove nothing."""
+    path = Path(tempfile.mkdtemp(prefix="sg-outside-", dir="/var/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def pids_with_arg(marker: str) -> list[int]:

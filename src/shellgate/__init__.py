@@ -28,7 +28,7 @@ _EXPORTS: dict[str, str] = {
     "DenyApprover": "shellgate.approval",
     "ExecutionError": "shellgate.errors",
     "Gate": "shellgate.gate",
-    "GateDecision": "shellgate.resume",
+    "GateDecision": "shellgate.tools.resume",
     "NoticeSink": "shellgate.tools.tasks",
     "Owner": "shellgate.tools.tasks",
     "PluginError": "shellgate.errors",
@@ -134,6 +134,6 @@ if _typing.TYPE_CHECKING:
         Segment,
         Verdict,
     )
-    from shellgate.resume import GateDecision
+    from shellgate.tools.resume import GateDecision
     from shellgate.tools.schemas import schemas
     from shellgate.tools.tasks import NoticeSink, Owner

@@ -119,7 +119,7 @@ class Decider:
         env = None  # the command sees this process's environment (bar credentials)
         exported = None
         if self.env or scrub:
-            from shellgate.executors._env import exports, seen  # not on a hook's start-up
+            from shellgate.command_env import exports, seen  # not on a hook's start-up
 
             env = seen(FIXED_VARIABLES, self.env, extra_scrub=scrub)
             exported = exports(self.env, extra_scrub=scrub)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal
 
@@ -27,25 +26,18 @@ from shellgate.config import Config, load_config
 from shellgate.decider import Decider
 from shellgate.errors import ShellgateError, TaskError, ToolInputError
 from shellgate.executors import Executor, SpillStore, make_executor
-from shellgate.models import CallInfo, ExecutorKind, RunResult
+from shellgate.models import CallInfo, ExecutorKind
 from shellgate.ops.context import call_scope, finish, make_tracer
 from shellgate.policy.confine import confined_config
-from shellgate.resume import TOOL_NAMES, GateDecision, approve, decide, handoff
 from shellgate.tools import render
 from shellgate.tools.bash import BashCall
+from shellgate.tools.result import ToolResult
+from shellgate.tools.resume import TOOL_NAMES, GateDecision, approve, decide, handoff
 from shellgate.tools.schemas import schemas as _schemas
 from shellgate.tools.schemas import validate_task
 from shellgate.tools.tasks import NoticeSink, Owner, QueueNotices, TaskRegistry
 
-
-@dataclass(frozen=True)
-class ToolResult:
-    """What a tool call returns: exactly the model-facing text, and whether it is an error."""
-
-    text: str
-    is_error: bool = False
-    outcome: Literal["ok", "denied", "not approved", "error", "aborted"] = "ok"
-    run: RunResult | None = None  # a foreground bash call's result, for hosts (not the model)
+__all__ = ["CONFINED", "Gate", "SyncGate", "ToolResult"]  # ToolResult: its public home
 
 
 #: The key of the executor for calls the policy sandboxes, when it is not the

@@ -50,8 +50,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from shellgate.approval.question import one_line, visible
 from shellgate.errors import ShellgateError
 from shellgate.gate import Gate, ToolResult
-from shellgate.resume import GateDecision
 from shellgate.tools import render
+from shellgate.tools.resume import GateDecision
 from shellgate.tools.tasks import Owner
 
 DECLINED = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shellgate.executors._env import OVERRIDES, build_env, is_credential
+from shellgate.command_env import OVERRIDES, build_env, is_credential
 
 
 def test_credentials_are_removed() -> None:
@@ -67,7 +67,7 @@ def test_managed_facts_cannot_be_forged() -> None:
 def test_scrubbed_parent_follows_changes_to_os_environ(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from shellgate.executors._env import build_env
+    from shellgate.command_env import build_env
 
     monkeypatch.setenv("SG_CACHE_PROBE", "one")
     assert build_env(os.environ, {}, {})["SG_CACHE_PROBE"] == "one"

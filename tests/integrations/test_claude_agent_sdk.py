@@ -40,7 +40,7 @@ from shellgate.integrations.claude_agent_sdk import (
     pre_tool_use_hook,
 )
 from shellgate.models import CallInfo, Decision
-from shellgate.resume import GateDecision
+from shellgate.tools.resume import GateDecision
 from tests.conftest import ROOT
 from tests.integrations.pausing import pausing_gate, records
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,14 +9,6 @@ import pytest
 from tests.mcp.mcp_helpers import RULES, audit_records, connect, text_of, write_config
 
 pytestmark = pytest.mark.bwrap
-
-
-@pytest.fixture
-def outside() -> Iterator[Path]:
-    # /var/tmp: the sandbox's /tmp is private, a target there would prove nothing
-    path = Path(tempfile.mkdtemp(prefix="sg-outside-", dir="/var/tmp"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def script(outside: Path) -> str:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,13 +16,6 @@ from tests.mcp_http.http_helpers import (
 )
 
 pytestmark = pytest.mark.bwrap
-
-
-@pytest.fixture
-def outside() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="sg-outside-", dir="/var/tmp"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 async def test_a_sandboxed_call_over_http_runs_confined(tmp_path: Path, outside: Path) -> None:

@@ -6,9 +6,7 @@ a private tmpfs, so a target under /tmp would prove nothing about read-only bind
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,13 +77,6 @@ class Box:
         if not self.executors:
             await self.executor()
         return await self.executors[0].run(ExecRequest(command=command, **request))
-
-
-@pytest.fixture
-def outside() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="sg-outside-", dir="/var/tmp"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

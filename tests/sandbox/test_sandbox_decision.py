@@ -59,11 +59,6 @@ def home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 @pytest.fixture
-def outside() -> Iterator[Path]:
-    yield from host_dir("sg-outside-")
-
-
-@pytest.fixture
 def listener() -> Iterator[socket.socket]:
     """A TCP server on the host's loopback: a call that reaches it had the network."""
     server = socket.socket()

@@ -268,8 +268,8 @@ def test_the_environment_read_is_the_one_the_command_gets(
     """``Gate(env=…)`` entries and ``[executor] scrub_env`` change what the command's
     ``$HOME`` is; the decider reads the variables as the executor will set them."""
     from shellgate import load_config
+    from shellgate.command_env import build_env, seen
     from shellgate.decider import Decider
-    from shellgate.executors._env import build_env, seen
     from shellgate.models import CallInfo
     from shellgate.shell.analyse import FIXED_VARIABLES
 

@@ -20,6 +20,7 @@ from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal, final
 
+from shellgate.command_env import build_env
 from shellgate.config import Config
 from shellgate.errors import ExecutionError, SandboxUnavailable, ToolInputError
 from shellgate.executors._ending import (
@@ -30,7 +31,6 @@ from shellgate.executors._ending import (
     read_status,
     sandbox_child,
 )
-from shellgate.executors._env import build_env
 from shellgate.executors._hardening import Hardening, ensure_subreaper
 from shellgate.executors._output import SpillStore, StreamBuffer
 from shellgate.executors._process import Proc

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from shellgate.approval.sealed import Approval
 from shellgate.errors import ShellgateError
 from shellgate.gate import Gate, ToolResult
-from shellgate.resume import GateDecision
 from shellgate.tools import render
+from shellgate.tools.resume import GateDecision
 
 #: Calls whose decision waits for its next look or for a person, per book.
 MAX_PENDING_CALLS = 4096

@@ -22,7 +22,7 @@ from typing import Generic, TypeVar
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from shellgate.resume import GateDecision
+from shellgate.tools.resume import GateDecision
 
 V = TypeVar("V")
 

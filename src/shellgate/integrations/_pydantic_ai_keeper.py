@@ -17,8 +17,8 @@ from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApp
 from shellgate.approval import Approval
 from shellgate.errors import ShellgateError
 from shellgate.integrations._paused import Paused, PausedCalls, canonical
-from shellgate.resume import GateDecision
 from shellgate.tools import render
+from shellgate.tools.resume import GateDecision
 
 if TYPE_CHECKING:
     from shellgate.gate import Gate, ToolResult

@@ -53,8 +53,8 @@ from shellgate.errors import ShellgateError
 from shellgate.gate import Gate
 from shellgate.hooks_host.hosts import CLAUDE_CODE, answer
 from shellgate.integrations._paused import Kept
-from shellgate.resume import GateDecision, sandbox_refusal
 from shellgate.tools import render
+from shellgate.tools.resume import GateDecision, sandbox_refusal
 
 __all__ = ["ClaudePermissions", "PersonAnswer", "can_use_tool", "pre_tool_use_hook"]
 

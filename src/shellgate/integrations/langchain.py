@@ -37,8 +37,8 @@ from shellgate.approval.sealed import Approval
 from shellgate.errors import ShellgateError
 from shellgate.gate import Gate
 from shellgate.integrations._paused import Kept
-from shellgate.resume import GateDecision
 from shellgate.tools import render
+from shellgate.tools.resume import GateDecision
 from shellgate.tools.schemas import TOOLS, input_schema
 
 __all__ = ["ApprovalRequired", "GatedTool", "ShellgateTool", "gated", "shellgate_tools"]

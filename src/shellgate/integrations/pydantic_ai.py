@@ -57,8 +57,8 @@ from shellgate.integrations._pydantic_ai_keeper import (
     forget,
     token_of,
 )
-from shellgate.resume import sandbox_refusal
 from shellgate.tools import render
+from shellgate.tools.resume import sandbox_refusal
 
 if TYPE_CHECKING:
     from shellgate.gate import Gate

@@ -40,12 +40,13 @@ from shellgate.models import (
 from shellgate.ops import context as ops
 from shellgate.policy.confine import confined_mode, outside_workspace, unconfined
 from shellgate.tools import render
+from shellgate.tools.result import ToolResult
 from shellgate.tools.schemas import SandboxedBashArgs, validate_bash
 from shellgate.tools.tasks import Owner, Task
 from shellgate.tools.wrappers import WrapperFailed, Wrappers, check_plan
 
 if TYPE_CHECKING:
-    from shellgate.gate import Gate, ToolResult
+    from shellgate.tools.host import GateHost
 
 T = TypeVar("T")
 
@@ -83,7 +84,7 @@ def _approval_decision_id(approval: Approval | str) -> str:
 class BashCall:
     def __init__(
         self,
-        gate: Gate,
+        gate: GateHost,
         owner: Owner,
         arguments: object,
         abort: asyncio.Event | None,
@@ -107,7 +108,6 @@ class BashCall:
     def _result(
         self, text: str, is_error: bool, outcome: str = "ok", run: RunResult | None = None
     ) -> ToolResult:
-        from shellgate.gate import ToolResult
 
         return ToolResult(text, is_error, outcome, run)  # type: ignore[arg-type]
 

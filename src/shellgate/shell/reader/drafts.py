@@ -55,11 +55,11 @@ def _passwd_home() -> str | None:
 
 def _in_this_environment(name: str) -> bool:
     """This process's environment, and the names every call gets (``SHELLGATE_*``,
-    the overrides: executors/_env.py)."""
+    the overrides: command_env.py)."""
     return name in os.environ or name.startswith("SHELLGATE_") or name in _ALWAYS_SET
 
 
-#: Set in every command's environment (executors/_env.OVERRIDES).
+#: Set in every command's environment (shellgate.command_env.OVERRIDES).
 _ALWAYS_SET = frozenset({"NO_COLOR", "TERM", "PAGER", "GIT_PAGER"})
 
 

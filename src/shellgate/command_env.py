@@ -1,4 +1,5 @@
-"""The environment a command sees (tools.md, "Process behaviour").
+"""The environment a command sees (tools.md, "Process behaviour"): built here for
+the executors, and read by the analysis so it knows what `$HOME` and the like hold.
 
 parent environment − credentials − shell start-up hooks
   + model-friendly overrides + trusted caller entries + managed ``SHELLGATE_*``.
