@@ -2,10 +2,12 @@
 
 Every figure is a ratio against a baseline run in the same process, interleaved,
 so machine noise hits both sides alike. Prints one line per figure and a verdict;
-exits non-zero only when a target is missed by more than the noise allowance the
-docs state (use ``--strict`` to fail on any miss).
+exits non-zero only with ``--strict`` when a target is missed (the figures move
+10-20 % from run to run on a shared machine: docs/performance.md).
 
     python benchmarks/overhead.py [--calls 200] [--gib 1] [--tasks 200]
+
+``--gib 0`` or ``--tasks 0`` leaves that figure out (and its targets unjudged).
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 from shellgate.approval import AllowApprover
 from shellgate.config import load_config
 from shellgate.gate import Gate
+
+#: Issue 24: the gate's median per-call time over a bare ``bash -c true``.
+PER_CALL_TARGET = 1.25
 
 
 def _rss_mib() -> float:
@@ -87,7 +92,8 @@ async def per_call(workspace: str, calls: int) -> float:
     ratio = statistics.median(ours) / statistics.median(bare)
     print(
         f"per-call overhead: gate {statistics.median(ours) * 1000:.2f} ms, bare "
-        f"{statistics.median(bare) * 1000:.2f} ms, median ratio {ratio:.2f} (target <= 1.5); "
+        f"{statistics.median(bare) * 1000:.2f} ms, median ratio {ratio:.2f} "
+        f"(target <= {PER_CALL_TARGET}); "
         f"bare with captured pipes {statistics.median(piped) * 1000:.2f} ms "
         f"(ratio {statistics.median(ours) / statistics.median(piped):.2f})"
     )
@@ -109,12 +115,14 @@ async def _plain_reader(command: str) -> float:
 async def output(workspace: str, gib: float, rounds: int = 3) -> tuple[float, float]:
     """Medians over ``rounds`` interleaved runs: one run of either side swings 2x here."""
     nbytes = int(gib * (1 << 30))
+    assert nbytes > 0, "no output to time"
     command = f"head -c {nbytes} /dev/zero"
     ours: list[float] = []
     plain: list[float] = []
     growth = 0.0
     async with _gate(workspace) as gate:
         args = {"command": command, "description": "benchmark one huge output stream"}
+        limits = gate.config.executor
         base_rss = _rss_mib()
         peak_before = _peak_rss_mib()
         for _ in range(rounds):
@@ -122,8 +130,14 @@ async def output(workspace: str, gib: float, rounds: int = 3) -> tuple[float, fl
             result = await gate.call("bash", args)
             ours.append(time.perf_counter() - started)
             growth = max(growth, max(_rss_mib(), _peak_rss_mib()) - max(base_rss, peak_before))
-            notice = "[output truncated; full output: (unavailable)]"
-            assert notice in result.text, result.text[-200:]
+            # What the model must be told for this size: the tail only past the
+            # output cap, and no spill file to read past the spill cap.
+            assert not result.is_error, result.text[-200:]
+            if nbytes > limits.max_output_bytes:
+                notice = "[output truncated; full output: "
+                if nbytes > limits.max_spill_bytes:
+                    notice += "(unavailable)]"
+                assert notice in result.text, result.text[-200:]
             plain.append(await _plain_reader(command))
     throughput = statistics.median(plain) / statistics.median(ours)
     print(
@@ -175,19 +189,21 @@ async def main() -> int:
     parser.add_argument("--tasks", type=int, default=200)
     parser.add_argument("--strict", action="store_true")
     opts = parser.parse_args()
+    missed: list[str] = []
     with tempfile.TemporaryDirectory() as workspace:
         ratio = await per_call(workspace, opts.calls)
-        throughput, growth = await output(workspace, opts.gib)
-        await many_tasks(workspace, opts.tasks)
-    missed = [
-        name
-        for name, bad in (
-            ("per-call ratio", ratio > 1.5),
-            ("output throughput", throughput < 0.5),
-            ("output RSS", growth > 64),
-        )
-        if bad
-    ]
+        if ratio > PER_CALL_TARGET:
+            missed.append("per-call ratio")
+        if opts.gib > 0:
+            throughput, growth = await output(workspace, opts.gib)
+            missed += ["output throughput"] if throughput < 0.5 else []
+            missed += ["output RSS"] if growth > 64 else []
+        else:
+            print("output: not measured (--gib 0)")
+        if opts.tasks > 0:
+            await many_tasks(workspace, opts.tasks)
+        else:
+            print("background: not measured (--tasks 0)")
     print("targets: all met" if not missed else f"targets missed: {', '.join(missed)}")
     return 1 if (missed and opts.strict) else 0
 

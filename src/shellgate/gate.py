@@ -193,8 +193,9 @@ class Gate:
     def sandboxed(self) -> bool:
         """Whether calls may run sandboxed, so the bash schema offers escalation: the
         default executor sandboxes, or the policy sandboxes some calls (its closing
-        default or a rule is ``sandbox``)."""
-        if self.executor.sandboxes or self.config.policy.closing_default == "sandbox":
+        default or a rule is ``sandbox``). Asked on every ``bash`` call: the closing
+        default is the one the decider resolved (it stats and resolves paths)."""
+        if self.executor.sandboxes or self.decider.closing_default == "sandbox":
             return True
         engine = self.decider.rules.state.engine if self.decider.rules is not None else None
         return engine is not None and engine.sandboxes

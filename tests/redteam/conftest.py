@@ -21,7 +21,7 @@ import pytest
 from shellgate import load_config
 from shellgate.decider import Decider
 from shellgate.models import CallInfo
-from tests.sandbox.conftest import box, via  # noqa: F401  (bwrap fixtures, re-exported; outside is tests/conftest.py's)
+from tests.sandbox.conftest import box, via  # noqa: F401  (bwrap fixtures, re-exported; outside is in tests/conftest.py)
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = str(REPO / "policies" / "default")

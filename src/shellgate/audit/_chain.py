@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
@@ -55,27 +56,36 @@ def record_hash(record: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical(body)).hexdigest()
 
 
-def _members(record: Mapping[str, Any]) -> str:
-    """The canonical JSON of ``record`` without its braces ("" when empty)."""
-    return canonical(record)[1:-1].decode("utf-8") if record else ""
+#: What ``sealed`` serialises in the hash's place: random per process, so no
+#: value of a record can spell it (a quote inside a JSON string is escaped, so
+#: only a key of the record itself can put ``"hash":"`` in the line, and the
+#: caller passes a record without ``hash``).
+_SLOT = f'"hash":"{secrets.token_hex(16)}"'
+_SLOT_VALUE = _SLOT[len('"hash":"') : -1]
 
 
 def sealed(record: Mapping[str, Any]) -> tuple[bytes, str]:
     """``(canonical(record + hash), hash)`` for a record without ``hash``, in one pass.
 
     The hash covers the canonical JSON of the record; the written line is the
-    same JSON with ``"hash"`` in its sorted place. Sorted, compact JSON of an
-    object is its members joined by commas, so the members before ``"hash"``
-    and those after it are serialised once each and the line is spliced, rather
-    than serialising the whole record twice (equal to :func:`canonical` by
-    construction; ``tests/audit`` checks it on random records).
+    same JSON with ``"hash"`` in its sorted place. The record is serialised once,
+    with a placeholder where its hash goes: without that member (and the comma
+    that joins it) it is the canonical JSON the hash covers, and with the digest
+    in its place it is the line (equal to :func:`canonical` by construction;
+    ``tests/audit`` checks it on random records).
     """
-    head = _members({k: v for k, v in record.items() if k < "hash"})
-    tail = _members({k: v for k, v in record.items() if k > "hash"})
-    body = ",".join(part for part in (head, tail) if part)
-    digest = hashlib.sha256(("{" + body + "}").encode("utf-8")).hexdigest()
-    line = ",".join(part for part in (head, f'"hash":"{digest}"', tail) if part)
-    return ("{" + line + "}").encode("utf-8"), digest
+    text = _ENCODER.encode({**record, "hash": _SLOT_VALUE})
+    at = text.index(_SLOT)
+    end = at + len(_SLOT)
+    if text[at - 1] == ",":  # a member before it: drop the comma before
+        bare = text[: at - 1] + text[end:]
+    elif text[end] == ",":  # the first member: drop the comma after
+        bare = text[:at] + text[end + 1 :]
+    else:  # the only member
+        bare = text[:at] + text[end:]
+    digest = hashlib.sha256(bare.encode("utf-8")).hexdigest()
+    line = f'{text[:at]}"hash":"{digest}"{text[end:]}'
+    return line.encode("utf-8"), digest
 
 
 def plain(value: object, where: str = "record", depth: int = 0) -> object:
@@ -105,6 +115,12 @@ def _plain(value: object, path: tuple[object, ...], depth: int) -> object:
         return value  # the common case first, by exact type: records are mostly these
     if depth > MAX_DEPTH:
         raise AuditError(f"audit record nested deeper than {MAX_DEPTH} levels at {_where(path)}")
+    # Dicts and lists next (concrete types, checked in C): an isinstance against
+    # an ABC (os.PathLike, Mapping) costs a Python-level __instancecheck__.
+    if isinstance(value, dict):
+        return _plain_mapping(value, path, depth)
+    if isinstance(value, (list, tuple)):
+        return _plain_items(value, path, depth)
     if isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
@@ -114,31 +130,41 @@ def _plain(value: object, path: tuple[object, ...], depth: int) -> object:
     if isinstance(value, (PurePath, os.PathLike)):
         return os.fspath(value)
     if isinstance(value, Mapping):
-        out: dict[str, object] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise AuditError(f"audit record key {key!r} at {_where(path)} is not a string")
-            if len(key) in _FORBIDDEN_LENGTHS and key.lower() in FORBIDDEN_KEYS:
-                raise AuditError(
-                    f"audit record field {_where((*path, key))} would hold environment values, "
-                    "which are never written to the audit log"
-                )
-            kind = type(item)
-            if kind is str or kind is int or kind is bool or item is None:
-                out[key] = item  # inline: no frame and no path tuple per scalar field
-            else:
-                out[key] = _plain(item, (*path, key), depth + 1)
-        return out
-    if isinstance(value, (list, tuple)):
-        return [
-            item
-            if type(item) is str or type(item) is int or type(item) is bool or item is None
-            else _plain(item, (*path, i), depth + 1)
-            for i, item in enumerate(value)
-        ]
+        return _plain_mapping(value, path, depth)
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         return _plain(dump(mode="json"), path, depth)
     raise AuditError(
         f"audit record field {_where(path)} has type {type(value).__name__}, not JSON data"
     )
+
+
+def _plain_mapping(
+    value: Mapping[object, object], path: tuple[object, ...], depth: int
+) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise AuditError(f"audit record key {key!r} at {_where(path)} is not a string")
+        if len(key) in _FORBIDDEN_LENGTHS and key.lower() in FORBIDDEN_KEYS:
+            raise AuditError(
+                f"audit record field {_where((*path, key))} would hold environment values, "
+                "which are never written to the audit log"
+            )
+        kind = type(item)
+        if kind is str or kind is int or kind is bool or item is None:
+            out[key] = item  # inline: no frame and no path tuple per scalar field
+        else:
+            out[key] = _plain(item, (*path, key), depth + 1)
+    return out
+
+
+def _plain_items(
+    value: list[object] | tuple[object, ...], path: tuple[object, ...], depth: int
+) -> list[object]:
+    return [
+        item
+        if type(item) is str or type(item) is int or type(item) is bool or item is None
+        else _plain(item, (*path, i), depth + 1)
+        for i, item in enumerate(value)
+    ]

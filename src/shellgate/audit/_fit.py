@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from datetime import UTC, datetime
 
 from shellgate.audit._chain import MAX_RECORD_BYTES, sealed
@@ -42,9 +43,23 @@ CUT_FIELD_BYTES = (64 * 1024, 16 * 1024, 4 * 1024, 1024, 256)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+_second: tuple[int, str] = (-1, "")  # the last second formatted, and its text
+
+
 def utc_now() -> str:
-    """Current UTC time as ISO 8601 with microseconds and ``Z``."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Current UTC time as ISO 8601 with microseconds and ``Z``.
+
+    The date and time of day are formatted once per second (two records of a
+    call fall in the same one): ``datetime.strftime`` on every record cost more
+    than hashing it.
+    """
+    global _second
+    seconds, nanos = divmod(time.time_ns(), 1_000_000_000)
+    last, text = _second
+    if seconds != last:
+        text = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _second = (seconds, text)
+    return f"{text}.{nanos // 1000:06d}Z"
 
 
 def seal(body: dict[str, object], seq: int, prev: str) -> tuple[bytes, str]:

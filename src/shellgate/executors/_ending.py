@@ -16,17 +16,20 @@ import time
 from typing import Literal
 
 from shellgate.executors._process import signal_name
+from shellgate.executors._spawn import Watch
 
 
 async def first_of(
-    exited: asyncio.Future[None], kill: asyncio.Future[None] | None, timeout_s: float | None
+    watch: Watch, kill: asyncio.Future[None] | None, timeout_s: float | None
 ) -> Literal["exit", "kill", "timeout"]:
-    """Which comes first: the leader's exit, a kill request, or the timer.
+    """Which comes first: the command's end (``watch.exited``), a kill request, or the timer.
 
     One future completed by callbacks: no task per source, no extra loop turns
-    on the hot path (a trivial command is a few milliseconds in all).
+    on the hot path (a trivial command is a few milliseconds in all). The end
+    of the command completes it from the watch's own callback (its listener),
+    not from a done-callback of ``exited``, which would run a loop turn later.
     """
-    if exited.done():
+    if watch.exited.done():
         return "exit"
     loop = asyncio.get_running_loop()
     first: asyncio.Future[Literal["exit", "kill", "timeout"]] = loop.create_future()
@@ -35,13 +38,13 @@ async def first_of(
         if not first.done():
             first.set_result(reason)
 
-    def on_exit(_: object) -> None:
+    def on_exit() -> None:
         fire("exit")
 
     def on_kill(_: object) -> None:
         fire("kill")
 
-    exited.add_done_callback(on_exit)
+    watch.listener = on_exit
     if kill is not None:
         if kill.done():
             fire("kill")
@@ -50,7 +53,7 @@ async def first_of(
     try:
         return await first
     finally:
-        exited.remove_done_callback(on_exit)
+        watch.listener = None
         if kill is not None:
             kill.remove_done_callback(on_kill)
         if timer is not None:
@@ -65,8 +68,9 @@ _SETTLE_S = 0.25
 class Budget:
     """The time left before a call's deadline (none: no deadline, a background task)."""
 
-    def __init__(self, seconds: float | None) -> None:
-        self._end = None if seconds is None else time.monotonic() + seconds
+    def __init__(self, seconds: float | None, *, since: float | None = None) -> None:
+        start = time.monotonic() if since is None else since
+        self._end = None if seconds is None else start + seconds
 
     def within(self, seconds: float) -> float:
         """``seconds``, cut to what is left, but never below a short settle."""

@@ -66,6 +66,7 @@ class Proc:
     signalled: bool = False
     unsure: bool = False  # a gate child whose environment could not be read yet
     adopted: int | None = None  # a process the runner started for us (see adopt)
+    gone: bool = False  # nothing of the call is left, for good (see leftovers)
     _termed: set[int] = field(default_factory=set)
 
     @property
@@ -208,11 +209,15 @@ class Proc:
 
     def leftovers(self) -> bool:
         """Whether anything of this call is still alive (group members or escapees)."""
+        if self.gone:
+            return False
         if not has_children():
             # Every process of a call descends from the gate (orphans are
-            # reparented to it, the subreaper): no children, nothing left.
+            # reparented to it, the subreaper): no children, nothing left —
+            # and nothing can start again, so later looks need no system call.
             self.escapees.clear()
             self.unsure = False
+            self.gone = True
             return False
         gate_children = children(os.getpid())
         others = any(pid != self.pid for pid in gate_children)
@@ -305,7 +310,7 @@ class Proc:
             await asyncio.sleep(pause)
             pause = min(pause * 2, _POLL_S)
 
-    async def close_pumps(self) -> None:
+    def close_pumps(self) -> None:
         """Close our ends of the pipes (the group is already stopped)."""
         self.watch.close()
         self.stdout.close()

@@ -11,11 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import functools
 import os
+import select
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+import weakref
+from collections.abc import Callable, Sequence
 
 from shellgate.executors._output import StreamBuffer
 from shellgate.executors._procfs import children, group_alive, stat_fields
@@ -187,6 +190,76 @@ def spawn_child(
     return child
 
 
+class Poller:
+    """One epoll set for the descriptors of every command watched on one event loop.
+
+    The set itself is the loop's one reader while any command is watched: a
+    command's descriptors (pidfd, pipes, status pipe) go in and out of it with
+    one ``epoll_ctl`` each, and their readiness is dispatched from one callback.
+    asyncio's own ``add_reader``/``remove_reader`` cost several Python frames, a
+    selector key, a handle and a caught ``KeyError`` for each of a call's four
+    descriptors, twice; its one handle per ready descriptor runs here as a call.
+
+    Callbacks are plain calls, each on its own: one that raises is reported to
+    the loop's exception handler, as a reader's callback would be, and the rest
+    still run. A descriptor must be removed (:meth:`remove`) before it is closed,
+    else its number, reused, would reach the old callback.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = weakref.ref(loop)  # weak: the loop is the key of its poller
+        self._epoll = select.epoll()  # close-on-exec; closed when the loop is collected
+        self._callbacks: dict[int, Callable[[], None]] = {}
+        self._reading = False
+
+    @classmethod
+    def of(cls, loop: asyncio.AbstractEventLoop) -> Poller:
+        poller = _POLLERS.get(loop)
+        if poller is None:
+            poller = _POLLERS[loop] = cls(loop)
+        return poller
+
+    def add(self, fd: int, callback: Callable[[], None]) -> None:
+        self._epoll.register(fd, select.EPOLLIN)
+        self._callbacks[fd] = callback
+        if not self._reading:
+            self._the_loop().add_reader(self._epoll.fileno(), self._dispatch)
+            self._reading = True
+
+    def remove(self, fd: int) -> None:
+        if self._callbacks.pop(fd, None) is not None:
+            self._epoll.unregister(fd)
+        if not self._callbacks and self._reading:
+            # Nothing watched: the loop holds no reader of ours (a loop may be
+            # closed with no command running).
+            self._the_loop().remove_reader(self._epoll.fileno())
+            self._reading = False
+
+    def _the_loop(self) -> asyncio.AbstractEventLoop:
+        loop = self._loop()
+        assert loop is not None, "a poller outlived its loop"  # the loop is its key
+        return loop
+
+    def _dispatch(self) -> None:
+        for fd, _ in self._epoll.poll(0):
+            # Looked up at its turn: an earlier callback may have removed it.
+            callback = self._callbacks.get(fd)
+            if callback is None:
+                continue
+            try:
+                callback()
+            except Exception as exc:  # as asyncio's handle of a reader would
+                self._the_loop().call_exception_handler(
+                    {"message": f"exception in the watch of fd {fd}", "exception": exc}
+                )
+
+
+#: Each loop's poller, dropped (its epoll set closed) with the loop.
+_POLLERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Poller] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 class Watch:
     """Leader exit (a pidfd) and the two pipes, read straight from the event loop.
 
@@ -205,21 +278,28 @@ class Watch:
 
     def __init__(self, child: Child, stdout: StreamBuffer, stderr: StreamBuffer) -> None:
         self.loop = asyncio.get_running_loop()
+        self._poller = Poller.of(self.loop)
         self.child = child
         self.exited: asyncio.Future[None] = self.loop.create_future()
+        # Called as ``exited`` is set, in the same callback: a future's own
+        # callbacks run a loop turn later, and a trivial command is a few
+        # milliseconds in all (see _ending.first_of).
+        self.listener: Callable[[], None] | None = None
         self.eof: dict[int, asyncio.Future[None]] = {}
         self.reported: int | None = None  # the command's returncode, from the status line
-        self._fds: list[int] = []
+        self._fds: list[int] = []  # pipes still registered with the loop
+        self._ended_fds: list[int] = []  # pipes read to EOF, no longer registered
         self._pidfd = -1
         self._status = b""
         self._status_fd = -1
         self._retry: asyncio.TimerHandle | None = None
+        poller = self._poller
         try:
             self._pidfd = os.pidfd_open(child.pid)
-            self.loop.add_reader(self._pidfd, self._on_exit)
+            poller.add(self._pidfd, self._on_exit)
             if child.status_fd is not None:
                 os.set_blocking(child.status_fd, False)
-                self.loop.add_reader(child.status_fd, self._on_status)
+                poller.add(child.status_fd, self._on_status)
                 self._status_fd = child.status_fd
             for fd, buf in zip(child.fds, (stdout, stderr), strict=True):
                 os.set_blocking(fd, False)
@@ -229,23 +309,23 @@ class Watch:
                     fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
                 done: asyncio.Future[None] = self.loop.create_future()
                 self.eof[fd] = done
-                self.loop.add_reader(fd, self._on_readable, fd, buf, done)
+                poller.add(fd, functools.partial(self._on_readable, fd, buf, done))
                 self._fds.append(fd)
         except BaseException:
             # Leave the loop with no registration of ours; the pipes are the caller's.
             for fd in self._fds:
-                self.loop.remove_reader(fd)
+                poller.remove(fd)
             if self._status_fd >= 0:
-                self.loop.remove_reader(self._status_fd)
+                poller.remove(self._status_fd)
             if self._pidfd >= 0:
-                self.loop.remove_reader(self._pidfd)
+                poller.remove(self._pidfd)
                 os.close(self._pidfd)
             raise
 
     def _on_exit(self) -> None:
         self._retry = None
         if self._pidfd >= 0:
-            self.loop.remove_reader(self._pidfd)
+            self._poller.remove(self._pidfd)
             os.close(self._pidfd)
             self._pidfd = -1
         if not self.child.reap():
@@ -253,8 +333,13 @@ class Watch:
             # (never a blocking wait on the loop's thread).
             self._retry = self.loop.call_later(POLL_S / 10, self._on_exit)
             return
+        self._ended()
+
+    def _ended(self) -> None:
         if not self.exited.done():
             self.exited.set_result(None)
+            if self.listener is not None:
+                self.listener()
 
     def _on_status(self) -> None:
         """The supervisor's one line: ``exit N`` or ``signal N`` (then EOF)."""
@@ -267,12 +352,11 @@ class Watch:
         self._status += data
         if data and b"\n" not in self._status:
             return
-        self.loop.remove_reader(self._status_fd)
+        self._poller.remove(self._status_fd)
         kind, _, value = self._status.decode("ascii", "replace").strip().partition(" ")
         if value.isdigit() and kind in ("exit", "signal"):
             self.reported = int(value) if kind == "exit" else -int(value)
-            if not self.exited.done():
-                self.exited.set_result(None)
+            self._ended()
 
     def _on_readable(self, fd: int, buf: StreamBuffer, done: asyncio.Future[None]) -> None:
         # 64 KiB reads: a larger os.read allocates past glibc's mmap/trim thresholds
@@ -287,24 +371,30 @@ class Watch:
         if data:
             buf.feed(data)
             return
-        self.loop.remove_reader(fd)
+        self._poller.remove(fd)
+        self._fds.remove(fd)  # read to the end: only closing it is left (see close)
+        self._ended_fds.append(fd)
         buf.close()
         if not done.done():
             done.set_result(None)
 
     def close(self) -> None:
         """Stop reading and close our pipe ends (the group is already stopped)."""
+        poller = self._poller
         for fd in self._fds:
-            self.loop.remove_reader(fd)
+            poller.remove(fd)
+            os.close(fd)
+        for fd in self._ended_fds:
             os.close(fd)
         self._fds = []
+        self._ended_fds = []
         if self._status_fd >= 0:
-            self.loop.remove_reader(self._status_fd)
+            poller.remove(self._status_fd)
             os.close(self._status_fd)
             self._status_fd = -1
             self.child.status_fd = None
         if self._pidfd >= 0:
-            self.loop.remove_reader(self._pidfd)
+            poller.remove(self._pidfd)
             os.close(self._pidfd)
             self._pidfd = -1
         if self._retry is not None:

@@ -16,9 +16,9 @@ import os
 import secrets
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import ClassVar, Literal, final
+from typing import Any, ClassVar, Literal, final
 
 from shellgate.command_env import build_env
 from shellgate.config import Config
@@ -67,8 +67,10 @@ class Executor(ABC):
         self.shell = _resolve_shell(ex.shell)
         self._unavailable: str | None = None
         self._opened = False
-        # Each running command's supervisor and the future that asks it to stop.
-        self._live: dict[asyncio.Task[RunResult], asyncio.Future[None]] = {}
+        # Each running command (its supervisor task, or the future a foreground
+        # run settles when it concludes the call itself) and the future that asks
+        # it to stop.
+        self._live: dict[asyncio.Future[Any], asyncio.Future[None]] = {}
         self._reaper = Reaper()  # exiting sandbox inits of ended calls
 
     # -- lifecycle ---------------------------------------------------------
@@ -140,8 +142,13 @@ class Executor(ABC):
         )
 
     def resolve_workdir(self, workdir: str | None) -> Path:
-        """Canonical workdir; relative paths resolve against the workspace root."""
-        if workdir is None or workdir == "":
+        """Canonical workdir; relative paths resolve against the workspace root.
+
+        The workspace itself (no workdir, or the canonical path the gate resolved
+        it to before deciding) is taken as it was resolved when the executor
+        started: the same for both, and no ``realpath`` walk on every call.
+        """
+        if workdir is None or workdir == "" or workdir == str(self.workspace):
             return self.workspace
         raw = Path(workdir)
         joined = raw if raw.is_absolute() else self.workspace / raw
@@ -158,43 +165,102 @@ class Executor(ABC):
 
     @final
     async def run(self, request: ExecRequest) -> RunResult:
-        """Run in the foreground until exit or timeout; never leaves processes behind."""
+        """Run in the foreground until exit or timeout; never leaves processes behind.
+
+        The wait for the command's end happens right here. A command that ends
+        with nothing of its call left and its pipes at EOF (nearly every one) is
+        concluded without another await: no supervisor task, no extra loop turn
+        between its exit and our caller. Anything else (a timeout, a stop
+        request, a cancellation, processes or pipes outliving the command) is
+        handed to a supervisor task, which a cancellation of ours cannot
+        interrupt: it finishes the stop, and the gate's close waits for it.
+        """
         spec = self.resolve(request)
         proc, plan = await self._launch(spec)
-        task, kill = self._supervised(proc, spec, plan)
+        started = time.monotonic()
+        loop = asyncio.get_running_loop()
+        kill: asyncio.Future[None] = loop.create_future()
+        # In the registry while we wait here (aclose stops us through ``kill``);
+        # done when nothing of the call is left to supervise.
+        over: asyncio.Future[None] = loop.create_future()
+        self._live[over] = kill
+        handed = False
         try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            # A caller cancellation is an abort, not a timeout: stop it all, then
-            # re-raise. If we are cancelled again meanwhile, the supervisor still
-            # finishes the stop (and the gate's close waits for it).
-            if not kill.done():
-                kill.set_result(None)
-            # wait(), not gather(): cancelled again, gather would cancel the
-            # supervisor too; wait() leaves it to finish the stop.
-            await asyncio.wait({task})
-            raise
+            try:
+                ended_by = await first_of(proc.watch, kill, _timeout_s(spec))
+            except asyncio.CancelledError:
+                # A caller cancellation is an abort, not a timeout: stop it all,
+                # then re-raise. If we are cancelled again meanwhile, the
+                # supervisor still finishes the stop (and the gate's close waits
+                # for it). wait(), not gather(): cancelled again, gather would
+                # cancel the supervisor too.
+                if not kill.done():
+                    kill.set_result(None)
+                task = self._supervised(proc, spec, plan, kill, started, "kill", over)
+                handed = True
+                await asyncio.wait({task})
+                raise
+            if ended_by == "exit" and self._over(proc, plan):
+                return self._conclude(proc, spec, plan, started, timed_out=False)
+            # The supervisor hands its result over itself: shield(task) would take
+            # a loop turn more. Cancelling ``result`` leaves the supervisor running.
+            result: asyncio.Future[RunResult] = loop.create_future()
+            task = self._supervised(proc, spec, plan, kill, started, ended_by, over, result)
+            handed = True
+            try:
+                return await result
+            except asyncio.CancelledError:
+                if not kill.done():
+                    kill.set_result(None)
+                await asyncio.wait({task})
+                raise
+        finally:
+            if not handed:
+                self._settled(over)
 
     @final
     async def start(self, request: ExecRequest) -> TaskProcess:
         """Start in the background: no timeout; returns a handle at once."""
         spec = self.resolve(request, background=True)
         proc, plan = await self._launch(spec)
-        task, kill = self._supervised(proc, spec, plan)
+        kill: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        task = self._supervised(proc, spec, plan, kill, time.monotonic())
         return TaskProcess(proc, spec, task, kill)
 
     def _supervised(
-        self, proc: Proc, spec: ExecSpec, plan: SpawnPlan
-    ) -> tuple[asyncio.Task[RunResult], asyncio.Future[None]]:
-        """Start the supervisor of a spawned command; its stop request is ``kill``."""
-        kill: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        task = asyncio.ensure_future(self._supervise(proc, spec, plan, kill))
+        self,
+        proc: Proc,
+        spec: ExecSpec,
+        plan: SpawnPlan,
+        kill: asyncio.Future[None],
+        started: float,
+        ended_by: Ending | None = None,
+        over: asyncio.Future[None] | None = None,
+        result: asyncio.Future[RunResult] | None = None,
+    ) -> asyncio.Task[RunResult]:
+        """Start the supervisor of a spawned command; its stop request is ``kill``.
+
+        ``ended_by``: how the wait for the command already ended (run() waited);
+        ``over`` is settled once the supervisor is done; ``result``, if given,
+        gets the supervisor's outcome as soon as it has one.
+        """
+        work = self._supervise(proc, spec, plan, kill, started, ended_by)
+        task = asyncio.ensure_future(work if result is None else _handing(work, result))
+        if result is not None:  # its failure went to ``result``: seen there, not lost
+            task.add_done_callback(_retrieve)
         self._live[task] = kill
         task.add_done_callback(self._forget)
-        return task, kill
+        if over is not None:
+            task.add_done_callback(lambda _: self._settled(over))
+        return task
 
     def _forget(self, task: asyncio.Task[RunResult]) -> None:
         self._live.pop(task, None)
+
+    def _settled(self, over: asyncio.Future[None]) -> None:
+        self._live.pop(over, None)
+        if not over.done():
+            over.set_result(None)
 
     async def _launch(self, spec: ExecSpec) -> tuple[Proc, SpawnPlan]:
         if not self._opened:
@@ -226,20 +292,50 @@ class Executor(ABC):
                 os.close(fd)
         return proc, plan
 
+    @staticmethod
+    def _over(proc: Proc, plan: SpawnPlan) -> bool:
+        """Whether the call is over now that its command ended: both pipes at EOF
+        and nothing of it left (what ``_supervise`` would find after its track and
+        drain, without waiting). Runners with a sandbox's info or status pipe, or
+        a PID namespace to see end, always take the supervisor's way."""
+        if plan.info_fd is not None or plan.status_fd is not None or plan.pid_namespace:
+            return False
+        if not all(done.done() for done in proc.watch.eof.values()):
+            return False
+        return not proc.leftovers()
+
+    def _conclude(
+        self, proc: Proc, spec: ExecSpec, plan: SpawnPlan, started: float, *, timed_out: bool
+    ) -> RunResult:
+        """Close what the call held and say how it ended (nothing of it is left)."""
+        try:
+            proc.close_pumps()
+            reported = read_status(plan.status_fd)
+        finally:
+            if plan.cleanup is not None:
+                plan.cleanup()
+        return self._result(proc, spec, started, timed_out, reported)
+
     async def _supervise(
-        self, proc: Proc, spec: ExecSpec, plan: SpawnPlan, kill: asyncio.Future[None] | None
+        self,
+        proc: Proc,
+        spec: ExecSpec,
+        plan: SpawnPlan,
+        kill: asyncio.Future[None] | None,
+        started: float,
+        ended_by: Ending | None = None,
     ) -> RunResult:
         grace_s = spec.grace_ms / 1000
-        started = time.monotonic()
         timed_out = False
         ended = False  # a PID namespace's init exiting: nothing of the call is left
         try:
-            timeout_s = spec.timeout_ms / 1000 if spec.timeout_ms is not None else None
+            timeout_s = _timeout_s(spec)
             # One deadline: a foreground call ends by timeout + grace, a stopped
             # call by its stop + grace (plus the kill and a short settle), whatever
             # its processes do after the leader.
-            budget = Budget(None if timeout_s is None else timeout_s + grace_s)
-            ended_by = await first_of(proc.watch.exited, kill, timeout_s)
+            budget = Budget(None if timeout_s is None else timeout_s + grace_s, since=started)
+            if ended_by is None:
+                ended_by = await first_of(proc.watch, kill, timeout_s)
             if ended_by != "exit":
                 # Only the executor's own timer sets "timed out"; a kill request doesn't.
                 timed_out = ended_by == "timeout"
@@ -259,7 +355,7 @@ class Executor(ABC):
             await asyncio.shield(self._abort(proc))
             raise
         finally:
-            await proc.close_pumps()
+            proc.close_pumps()
             if proc.adopted is None:  # ended before bwrap's pid was read
                 proc.adopt(sandbox_child(plan.info_fd))
             if ended and proc.adopted is not None:
@@ -269,6 +365,11 @@ class Executor(ABC):
             reported = read_status(plan.status_fd)
             if plan.cleanup is not None:
                 plan.cleanup()
+        return self._result(proc, spec, started, timed_out, reported)
+
+    def _result(
+        self, proc: Proc, spec: ExecSpec, started: float, timed_out: bool, reported: str | None
+    ) -> RunResult:
         exit_code, signal = self._ending(proc.returncode, reported)
         stdout, stderr = proc.stdout.view(), proc.stderr.view()
         denied = self._denied(spec, exit_code, stderr)
@@ -312,6 +413,39 @@ class Executor(ABC):
     def _denied(self, spec: ExecSpec, exit_code: int | None, stderr: OutputView) -> bool:
         """Whether a failed command shows the backend's denial signature."""
         return False
+
+
+async def _handing(
+    work: Coroutine[Any, Any, RunResult], out: asyncio.Future[RunResult]
+) -> RunResult:
+    """``await work``, handing its outcome to ``out`` from inside this step (unless
+    ``out`` was cancelled: its waiter is gone). Whoever awaits ``out`` wakes one
+    loop turn after ``work`` ends, not two as through ``shield``."""
+    try:
+        value = await work
+    except asyncio.CancelledError:
+        if not out.done():
+            out.cancel()
+        raise
+    except BaseException as exc:
+        if not out.done():
+            out.set_exception(exc)
+        raise
+    if not out.done():
+        out.set_result(value)
+    return value
+
+
+Ending = Literal["exit", "kill", "timeout"]
+
+
+def _timeout_s(spec: ExecSpec) -> float | None:
+    return spec.timeout_ms / 1000 if spec.timeout_ms is not None else None
+
+
+def _retrieve(task: asyncio.Task[RunResult]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 def _resolve_shell(shell: str) -> str:

@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 
 LAYER = "casbin"
 
+#: Segments whose casbin decision an engine remembers (as many as the analysis
+#: cache keeps analyses, each of which has a few).
+_DECIDED_KEPT = 4096
+
 
 class CasbinLayer:
     """The ``casbin`` waterfall layer over ``paths`` (strictest answer across all sets),
@@ -133,15 +137,26 @@ class CasbinLayer:
         engine = state.engine
         if engine is None:
             return unavailable(state)
+        # The decision is a pure function of the engine (immutable: a reload
+        # swaps it whole), the subject, the tenant and the segment (frozen), and
+        # a repeated command brings back the very same Segment from the analysis
+        # cache: remembered by identity, kept alive by the entry itself so that
+        # its id cannot be reused while the entry stands.
+        key = (id(segment), call.subject, call.tenant)
+        hit = engine.decided.get(key)
+        if hit is not None and hit[0] is segment:
+            return hit[1]
         match = engine.match(call.subject, call.tenant, segment)
-        if match is None:
-            return None
-        return Decision(
+        decision = None if match is None else Decision(
             effect=match.rule.effect,
             reason=explain(match, segment),
             layer=LAYER,
             rule=engine.ref(match.rule),
         )
+        if len(engine.decided) >= _DECIDED_KEPT:
+            engine.decided.clear()
+        engine.decided[key] = (segment, decision)
+        return decision
 
 
 def unavailable(state: PolicyState) -> Decision:

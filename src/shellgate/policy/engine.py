@@ -120,7 +120,12 @@ def _overran(layer: Layer, exc: Overrun, budget_s: float) -> Decision:
     return _deny(layer.name, f"did not answer within its {budget} budget; denied")
 
 
+_BOTH = ("call", "segment")
+
+
 def _arguments(layer: Layer, call: CallInfo, segment: Segment) -> dict[str, object]:
+    if layer.argnames == _BOTH:  # every built-in layer: no filtering on the hot path
+        return {"call": call, "segment": segment}
     given = {"call": call, "segment": segment}
     return {k: v for k, v in given.items() if k in layer.argnames}
 

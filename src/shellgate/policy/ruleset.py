@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from shellgate.models import Segment
+from shellgate.models import Decision, Segment
 from shellgate.policy.index import PolicyIndex, rank
 from shellgate.policy.loader import PolicySource, Rule, load_policy_set
 from shellgate.shell.argv.canonical import shown
@@ -106,6 +106,8 @@ class PolicyEngine:
 
     def __init__(self, indexes: Sequence[RuleFinder]) -> None:
         self.indexes = tuple(indexes)
+        # The casbin layer's decisions for recent segments (CasbinLayer.shellgate_check).
+        self.decided: dict[tuple[int, str, str], tuple[Segment, Decision | None]] = {}
         self._set_names = set_names(
             [i.source.directory for i in self.indexes if i.source.label is None]
         )

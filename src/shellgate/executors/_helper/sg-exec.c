@@ -35,9 +35,11 @@
  * copies no address space, ~30 us cheaper — hardened, exec'd) keeps SIGKILL as
  * its own parent-death signal. When the command ends the supervisor exits with the same
  * status (re-raising a signal), unless other processes of the call are still
- * alive: then it first writes "exit N" / "signal N" on FD (so the gate knows the
- * command ended) and stays until the gate has stopped them. It never writes to
- * the command's stdout/stderr and keeps neither open.
+ * alive: then it lets go of the command's stdout/stderr, writes "exit N" /
+ * "signal N" on FD (so the gate knows the command ended) and stays until the
+ * gate has stopped them. It never writes to the command's stdout/stderr; it
+ * keeps its copies open only while the command runs and until it exits right
+ * after it, so that the gate sees the pipes end and the leader exit at once.
  *
  * --supervise runs inside a sandbox, where the gate cannot wait for the command
  * itself: it forks the command, survives the SIGTERM the gate sends to the
@@ -652,6 +654,20 @@ static long command_child(void *arg) {
   return run_command(c->argv + 9, c->envp);
 }
 
+/* Hold neither of the command's output pipes any more: what is left of the
+   call writes there, and the gate reads them to EOF. */
+static void release_pipes(void) {
+  long null = sys_open_null();
+  if (null >= 0) {
+    sys_dup2((int)null, 1);
+    sys_dup2((int)null, 2);
+    if (null > 2) sys_close((int)null);
+  } else {
+    sys_close(1);
+    sys_close(2);
+  }
+}
+
 static int subreap(int fd, char **argv, char **envp) {
   long r = sys_cloexec(fd);
   if (r < 0) die("status fd", r);
@@ -675,16 +691,11 @@ static int subreap(int fd, char **argv, char **envp) {
     if (missed & (1UL << (sig - 1))) sys_kill(child, sig);
   }
   sys_sigmask(SIG_SETMASK, old, 0);
-  /* Hold neither of the command's output pipes: the gate reads them to EOF. */
-  long null = sys_open_null();
-  if (null >= 0) {
-    sys_dup2((int)null, 1);
-    sys_dup2((int)null, 2);
-    if (null > 2) sys_close((int)null);
-  } else {
-    sys_close(1);
-    sys_close(2);
-  }
+  /* Our copies of the command's output pipes stay open while the command runs
+     and, in the common case, until we exit right after it: the gate then sees
+     the pipes end and the leader exit together, one wake-up instead of two.
+     When other processes of the call outlive the command we let go of them
+     before saying so (release_pipes), and the gate reads to their EOF. */
   int status = 0, ended = 0, reported = 0;
   for (;;) {
     int st = 0;
@@ -693,6 +704,7 @@ static int subreap(int fd, char **argv, char **envp) {
     if (got == 0) {
       /* The command ended, other processes of the call live on: say so, and
          stay their subreaper until the gate has stopped them. */
+      release_pipes();
       char line[32];
       int n = status_line(status, line);
       sys_write(fd, line, (size_t)n);
