@@ -1,17 +1,12 @@
-"""Deprecated: :mod:`shellgate.tools.resume` (the decide-now, run-later steps live with
-the other steps of a call). ``from shellgate import GateDecision`` is the public way."""
+"""Deprecated path of :mod:`shellgate.tools.resume` (the decide-now, run-later steps
+live with the other steps of a call): importing it warns, and gives that module.
+``from shellgate import GateDecision`` is the public way."""
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-import warnings
+from shellgate._moved import moved
 
-from shellgate.tools.resume import GateDecision, approve, decide, handoff, sandbox_refusal
+moved(__name__, "shellgate.tools.resume")
 
-__all__ = ["GateDecision", "approve", "decide", "handoff", "sandbox_refusal"]
-
-warnings.warn(
-    "shellgate.resume is deprecated: import from shellgate.tools.resume "
-    "(or GateDecision from shellgate)",
-    DeprecationWarning,
-    stacklevel=2,
-)
+if TYPE_CHECKING:
+    from shellgate.tools.resume import *  # noqa: F403
