@@ -16,11 +16,6 @@ from typing import TYPE_CHECKING, NoReturn
 if TYPE_CHECKING:
     import typer
 
-SUBCOMMANDS = (
-    "run", "check", "policy", "audit", "schema", "mcp", "serve", "demo", "hook", "approvals",
-)
-
-
 def build_app() -> typer.Typer:
     """The typer app with every subcommand registered."""
     from shellgate.cli._app import build_app as build

@@ -17,8 +17,12 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from shellgate.cli import SUBCOMMANDS
 from shellgate.cli._common import is_click_error, usage_error
+
+#: The subcommand modules, in --help order: each registers itself on the app.
+SUBCOMMANDS = (
+    "run", "check", "policy", "audit", "schema", "mcp", "serve", "demo", "hook", "approvals",
+)
 
 
 def _print_version(value: bool) -> None:
