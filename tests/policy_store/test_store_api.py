@@ -251,3 +251,26 @@ def test_the_tests_run_through_the_tester_the_store_is_given(
         assert PolicyStore(db).head() == 1
     finally:
         db.close()
+
+
+def test_only_shellgates_own_registration_is_the_tester(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another installed package declaring the same entry point is passed over."""
+    import sys
+
+    from shellgate.store import policy_push
+
+    site = tmp_path / "site"
+    (site / "impostor").mkdir(parents=True)
+    (site / "impostor" / "__init__.py").write_text("def tester(copy, shown, config):\n    pass\n")
+    info = site / "impostor-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: impostor\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        f"[{policy_push.TESTER_GROUP}]\n{policy_push.TESTER_NAME} = impostor:tester\n"
+    )
+    monkeypatch.setattr(sys, "path", [str(site), *sys.path])
+    from shellgate.policy.testrun import check_pushed
+
+    assert policy_push.installed_tester() is check_pushed

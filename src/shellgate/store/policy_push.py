@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from shellgate.errors import PolicyError, StoreError
+from shellgate.hookspecs import PROJECT  # the one distribution whose registration counts
 from shellgate.policy.loader import MAX_POLICY_BYTES, MODEL_FILE, POLICY_FILE, PolicySource
 
 if TYPE_CHECKING:
@@ -42,10 +43,16 @@ class SetTester(Protocol):
 
 
 def installed_tester() -> SetTester:
-    """The test runner the installed shellgate registers, or :class:`PolicyError`."""
+    """The test runner the installed shellgate registers, or :class:`PolicyError`.
+
+    Only shellgate's own distribution may register it: another package declaring
+    the same entry point cannot put its runner (a no-op, say) in the push's way.
+    """
     from importlib import metadata
 
     for ep in metadata.entry_points(group=TESTER_GROUP, name=TESTER_NAME):
+        if ep.dist is None or ep.dist.name != PROJECT:
+            continue
         try:
             tester: SetTester = ep.load()
         except Exception as exc:  # a broken install: refuse, naming it
