@@ -13,22 +13,23 @@ import contextlib
 import logging
 import os
 import secrets
-import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from shellgate.errors import SandboxUnavailable
 from shellgate.executors import _bwrap_cgroup as cgroup
 from shellgate.executors._ending import sandbox_child
 from shellgate.executors._process import reap_orphan
+from shellgate.executors._which import find_program
 from shellgate.executors.requests import ExecSpec, SpawnPlan
 
 PROBE_TIMEOUT_S = 15.0
 _log = logging.getLogger("shellgate.executors")
 
 
-def find_bwrap(configured: str) -> str:
-    """The real path of the configured bwrap (a name is looked up on PATH)."""
-    path = configured if os.path.isabs(configured) else shutil.which(configured)
+def find_bwrap(configured: str, untrusted: Sequence[str] = ()) -> str:
+    """The real path of the configured bwrap (a name is looked up on PATH, never
+    in ``untrusted``: the roots a sandboxed call can write, see ``_which``)."""
+    path = find_program(configured, untrusted)
     if path is None or not os.path.isfile(path) or not os.access(path, os.X_OK):
         raise SandboxUnavailable(f"bubblewrap is not installed (no executable {configured!r})")
     return os.path.realpath(path)

@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from shellgate.config import Limits
 from shellgate.executors._helper_lookup import locate_helper
+from shellgate.executors._which import find_program
 
 HELPER: Path = locate_helper()  # next to this module, or an editable install's
 log = logging.getLogger("shellgate.executors")
@@ -157,7 +158,9 @@ class Hardening:
     helper_subreaps: bool = True  # ... and --subreaper
 
     @classmethod
-    def detect(cls) -> Hardening:
+    def detect(cls, untrusted: Sequence[str] = ()) -> Hardening:
+        """``untrusted``: roots a sandboxed call can write; setpriv and prlimit are
+        never taken from there (``_which``)."""
         helper = _trusted_helper()
         features = _helper_features(helper) if helper is not None else None
         if helper is not None and features is not None:
@@ -169,7 +172,7 @@ class Hardening:
                 helper_enters=features in ("subreaper", "full"),
                 helper_subreaps=features == "subreaper",
             )
-        setpriv, prlimit = shutil.which("setpriv"), shutil.which("prlimit")
+        setpriv, prlimit = find_program("setpriv", untrusted), find_program("prlimit", untrusted)
         if setpriv is None or prlimit is None:
             from shellgate.errors import ExecutionError
 

@@ -35,6 +35,7 @@ from shellgate.executors._hardening import Hardening, ensure_subreaper
 from shellgate.executors._output import SpillStore, StreamBuffer
 from shellgate.executors._process import Proc
 from shellgate.executors._reaper import Reaper, reap_orphan
+from shellgate.executors._which import find_program, writable_roots
 from shellgate.executors.requests import (
     ExecRequest,
     ExecSpec,
@@ -63,8 +64,10 @@ class Executor(ABC):
             raise ExecutionError(f"workspace does not exist: {ex.workspace}")
         self.spill = spill or SpillStore(ex.spill_budget_bytes)
         self._owns_spill = spill is None
-        self.hardening = Hardening.detect()
-        self.shell = _resolve_shell(ex.shell)
+        #: Where a sandboxed call can write, so no program the gate runs comes from there.
+        self.untrusted = writable_roots(str(self.workspace), config.sandbox.writable_roots)
+        self.hardening = Hardening.detect(self.untrusted)
+        self.shell = _resolve_shell(ex.shell, self.untrusted)
         self._unavailable: str | None = None
         self._opened = False
         # Each running command (its supervisor task, or the future a foreground
@@ -448,10 +451,8 @@ def _retrieve(task: asyncio.Task[RunResult]) -> None:
         task.exception()
 
 
-def _resolve_shell(shell: str) -> str:
-    import shutil
-
-    path = shell if os.path.isabs(shell) else shutil.which(shell)
+def _resolve_shell(shell: str, untrusted: Sequence[str]) -> str:
+    path = find_program(shell, untrusted)
     if path is None or not os.access(path, os.X_OK):
         raise ExecutionError(f"shell not found: {shell}")
     return os.path.realpath(path)

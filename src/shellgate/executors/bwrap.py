@@ -92,7 +92,7 @@ class BwrapExecutor(Executor):
 
     async def _probe(self) -> None:
         sandbox = self.config.sandbox
-        self._bwrap = find_bwrap(sandbox.bwrap_path)
+        self._bwrap = find_bwrap(sandbox.bwrap_path, self.untrusted)
         await asyncio.to_thread(state.sweep)  # what dead gates left, before we hold anything
         self._record = state.GateRecord.create(spill=str(self.spill.path))
         self._survey = Survey(self._inputs(self._bwrap), self._recorded)

@@ -1,0 +1,71 @@
+"""Red team round on the ``sandbox`` effect: a call the policy sandboxes must never
+run unconfined, through any door, and must leave nothing behind that runs later.
+
+Real gates, real bwrap, real processes; each test asserts on the host afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from shellgate.approval import DenyApprover
+from shellgate.gate import Gate
+from tests.conftest import make_config
+from tests.policy.policy_helpers import write_set
+
+pytestmark = [
+    pytest.mark.bwrap,
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap"),
+]
+
+#: A stand-in bwrap: drops every option and runs the command, unconfined.
+FAKE_BWRAP = '#!/bin/sh\nwhile [ "$1" != "--" ]; do shift; done; shift; exec "$@"\n'
+#: A stand-in shell: leaves a mark in $HOME, then runs the real bash.
+FAKE_SHELL = '#!/bin/sh\n: > "$HOME/planted-shell-ran"; exec /bin/bash "$@"\n'
+
+
+@pytest.fixture
+def home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A home of its own under /var/tmp (outside the workspace; the sandbox's /tmp
+    is private, so a target under /tmp would prove nothing)."""
+    path = Path(tempfile.mkdtemp(prefix="sg-red2-home-", dir="/var/tmp"))
+    monkeypatch.setenv("HOME", str(path))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+async def test_a_sandboxed_call_cannot_plant_bwrap_or_the_shell_on_the_gates_path(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gate's PATH often holds a workspace directory (an activated venv, `uv
+    run`, `npm run`, direnv's PATH_add). A sandboxed call may write there; the next
+    gate must not then take `bwrap` or the shell from it, or its sandbox decisions
+    run unconfined and its allowed calls run the planted shell."""
+    ws = tmp_path / "ws"
+    venv_bin = ws / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    monkeypatch.setenv("PATH", f"{venv_bin}:.:{os.environ['PATH']}")
+    monkeypatch.chdir(ws)  # a relative PATH entry ('.') is the workspace too
+    rules = write_set(tmp_path, "p, agent, *, echo *, allow\n", name="team")
+    sections = {"policy": {"paths": [str(rules)], "default": "sandbox"}}
+    async with Gate(make_config(tmp_path, **sections), approver=DenyApprover()) as gate:
+        plant = (f"printf '%s' '{FAKE_BWRAP}' > .venv/bin/bwrap; "
+                 f"printf '%s' '{FAKE_SHELL}' > .venv/bin/bash; "
+                 "cp .venv/bin/bwrap ./bwrap; chmod +x .venv/bin/bwrap .venv/bin/bash bwrap")
+        result = await gate.call("bash", {"command": plant, "description": "plant"})
+        assert result.outcome == "ok", result.text
+    assert (venv_bin / "bwrap").stat().st_mode & stat.S_IXUSR  # it did land: workspace-write
+    # The next session's gate, over the same workspace and PATH:
+    async with Gate(make_config(tmp_path, **sections), approver=DenyApprover()) as gate:
+        await gate.call("bash", {"command": "touch $HOME/escaped", "description": "escape"})
+        allowed = await gate.call("bash", {"command": "echo hi", "description": "allowed"})
+        assert allowed.outcome == "ok", allowed.text
+    assert not (home / "escaped").exists(), "a sandboxed call ran through a planted bwrap"
+    assert not (home / "planted-shell-ran").exists(), "the gate ran a planted shell"
