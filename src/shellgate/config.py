@@ -170,11 +170,14 @@ class PolicyConfig(_Section):
         an admin names or a store (docs/policies.md#the-closing-default)."""
         if self.default is not None:
             return self.default
-        packaged = packaged_policy_set()
+        packaged = packaged_policy_set()  # canonical: no symlink on its way
+        # Compared as written (made absolute), not through symlinks: a link of the
+        # admin's names the admin's own set, which they may point elsewhere under a
+        # running gate (live reload swaps the rules, not this default).
         alone = (
             self.store is None
             and packaged is not None
-            and [os.path.realpath(p) for p in self.paths] == [os.path.realpath(packaged)]
+            and [os.path.abspath(p) for p in self.paths] == [str(packaged)]
         )
         return "sandbox" if alone else "ask"
 

@@ -6,6 +6,7 @@ Real gates, real bwrap, real processes; each test asserts on the host afterwards
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -69,3 +70,40 @@ async def test_a_sandboxed_call_cannot_plant_bwrap_or_the_shell_on_the_gates_pat
         assert allowed.outcome == "ok", allowed.text
     assert not (home / "escaped").exists(), "a sandboxed call ran through a planted bwrap"
     assert not (home / "planted-shell-ran").exists(), "the gate ran a planted shell"
+
+
+async def test_a_symlink_to_the_packaged_set_is_the_admins_own_path_and_closes_with_ask(
+    tmp_path: Path,
+) -> None:
+    """``[policy] paths`` naming a link the admin owns is a set the admin names: the
+    closing default unset is ``ask``. Read through the link, it was ``sandbox``, and
+    it stayed ``sandbox`` when the admin later pointed the link at a team set (live
+    reload swaps the rules, not the closing default): what the team set does not
+    name ran unasked instead of being asked."""
+    from shellgate.config import load_config, packaged_policy_set
+    from tests.conftest import wait_until_async
+
+    packaged = packaged_policy_set()
+    assert packaged is not None
+    link = tmp_path / "policy"
+    link.symlink_to(packaged)
+    assert load_config(None, policy={"paths": [str(link)]}).policy.closing_default == "ask"
+    os.environ["SHELLGATE_POLICY__PATHS"] = json.dumps([str(link)])
+    try:
+        assert load_config(None).policy.closing_default == "ask"
+    finally:
+        del os.environ["SHELLGATE_POLICY__PATHS"]
+
+    team = write_set(tmp_path, "p, agent, *, echo *, allow\n", name="team")
+    config = make_config(tmp_path, policy={"paths": [str(link)], "default": None,
+                                           "reload_poll_ms": 50})
+    async with Gate(config, approver=DenyApprover()) as gate:
+        rules = gate.decider.rules
+        assert rules is not None
+        before = rules.state
+        tmp_link = tmp_path / "policy.new"
+        tmp_link.symlink_to(team)
+        tmp_link.replace(link)  # the admin's `ln -sfn team policy`
+        assert await wait_until_async(lambda: rules.state is not before)
+        decided = await gate.decide("bash", {"command": "uname -a", "description": "d"})
+        assert decided.effect == "ask", decided.reason
