@@ -107,3 +107,25 @@ async def test_a_symlink_to_the_packaged_set_is_the_admins_own_path_and_closes_w
         assert await wait_until_async(lambda: rules.state is not before)
         decided = await gate.decide("bash", {"command": "uname -a", "description": "d"})
         assert decided.effect == "ask", decided.reason
+
+
+async def test_a_sandbox_decision_is_not_handed_to_a_host_and_the_refusal_says_why(
+    tmp_path: Path, home: Path
+) -> None:
+    """``gate.decide`` without ``host_runs`` keeps ``sandbox``; ``gate.handoff`` of it
+    is refused (nothing runs on the host), naming the policy, not ``[executor] kind``
+    (this deployment is a local one)."""
+    config = make_config(tmp_path, policy={"default": "sandbox"})
+    arguments = {"command": "touch $HOME/handed-off", "description": "d"}
+    async with Gate(config, approver=DenyApprover()) as gate:
+        decided = await gate.decide("bash", arguments)
+        assert (decided.effect, decided.sandboxed) == ("sandbox", True)
+        refused = gate.handoff("bash", arguments, decision=decided)
+        assert refused is not None
+        assert refused.outcome == "denied"
+        assert "the policy sandboxes this command" in refused.text
+        assert "kind" not in refused.text
+        hosted = await gate.decide("bash", arguments, host_runs=True)
+        assert hosted.effect == "ask"
+        assert hosted.needs_approval
+    assert not (home / "handed-off").exists()

@@ -216,12 +216,21 @@ def handoff(
     if isinstance(resumed, ToolResult):
         return resumed
     if resumed.kind == "bwrap":  # a host-run command cannot honour it: refused
-        why = sandbox_refusal(resumed.verdict.require_sandbox)
+        why = (SANDBOXED_BY_POLICY if resumed.confined
+               else sandbox_refusal(resumed.verdict.require_sandbox))
         gate.audit.append({"type": "result", "call_id": bash.call_id, "is_error": True,
                            "outcome": "denied", "error": why})
         return ToolResult(render.error(f"not run: {why}"), True, "denied")
     gate.audit.append({"type": "handoff", "call_id": bash.call_id, "runner": "host"})
     return None
+
+
+#: Why a ``sandbox`` decision made for shellgate to run is not handed to a host.
+SANDBOXED_BY_POLICY = (
+    "the policy sandboxes this command: it runs unasked only confined in shellgate's "
+    "sandbox, and the host would run it outside; decide it with host_runs=True, and it "
+    "is an ask instead"
+)
 
 
 def sandbox_refusal(by_policy: bool) -> str:
