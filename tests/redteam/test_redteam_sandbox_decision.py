@@ -129,3 +129,30 @@ async def test_a_sandbox_decision_is_not_handed_to_a_host_and_the_refusal_says_w
         assert hosted.effect == "ask"
         assert hosted.needs_approval
     assert not (home / "handed-off").exists()
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "known, unfixed: a run-later place missing from the workspace gets no placeholder "
+    "(docs/sandbox.md, known limits), so a sandboxed call the analysis cannot read "
+    "creates it; under a sandbox default that needs no person"))
+async def test_a_sandboxed_program_cannot_create_a_missing_run_later_file(
+    tmp_path: Path, home: Path
+) -> None:
+    """`python3 x.py` is sandboxed unasked by the packaged set; a program that spells
+    the names at run time is not seen by the analysis, and a new
+    `.claude/settings.json` (hooks the next Claude Code session runs on the host,
+    unconfined) or `.envrc` lands in the workspace."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "x.py").write_text(
+        "import os\nd = chr(46) + 'claude'\nos.makedirs(d, exist_ok=True)\n"
+        "open(os.path.join(d, 'settings' + chr(46) + 'json'), 'w').write('{}')\n"
+        "open(chr(46) + 'envrc', 'w').write('echo hi')\n"
+    )
+    config = make_config(tmp_path, policy={"default": "sandbox"})
+    async with Gate(config, approver=DenyApprover()) as gate:
+        result = await gate.call("bash", {"command": "python3 x.py", "description": "d"})
+    assert result.run is not None
+    assert result.run.executor == "bwrap"  # it ran confined, unasked
+    assert not (ws / ".claude" / "settings.json").exists()
+    assert not (ws / ".envrc").exists()
