@@ -260,3 +260,34 @@ def expand(
     if not found:
         return [] if "nullglob" in options else [value]
     return sorted(found)
+
+
+@dataclass(frozen=True, slots=True)
+class WordRead:
+    """An unquoted glob word as the command will see it: its ``words`` (the matches,
+    or the word itself when none match), the ``matched`` names (empty when none),
+    the ``directory`` they were read in, and a ``finding`` when a match begins with
+    ``-`` (the command would read it as an option)."""
+
+    words: tuple[str, ...]
+    matched: tuple[str, ...]
+    directory: str
+    finding: str | None
+
+
+def read_word(
+    value: str, mask: str, shown: str, cwd: str, options: frozenset[str] = frozenset()
+) -> WordRead | None:
+    """:func:`expand` of ``value`` in ``cwd``, with what the analysis needs of it;
+    ``None`` where the matches are too many to read (a finding for the caller)."""
+    found = expand(value, mask, cwd, options)
+    if found is None:
+        return None
+    unquoted = [i for i, m in enumerate(mask) if m in "*?["]
+    base = value[: unquoted[0]] if unquoted else value
+    directory = os.path.normpath(os.path.join(cwd, os.path.dirname(base)))
+    matched = tuple(found) if found != [value] else ()
+    dashed = next((m for m in matched if m.startswith("-")), None)
+    finding = None if dashed is None else \
+        f"glob '{shown}' matches '{dashed[:40]}', which the command would read as an option"
+    return WordRead(tuple(found), matched, directory, finding)

@@ -13,7 +13,7 @@ import re
 from tree_sitter import Node
 
 from shellgate.models import Redirect
-from shellgate.shell.reader._parser import text
+from shellgate.shell.reader._parser import SKIP, text
 from shellgate.shell.reader.drafts import Extra
 from shellgate.shell.reader.heredoc_lexer import Heredoc
 from shellgate.shell.reader.heredocs import (
@@ -227,3 +227,31 @@ def backticks(walker: Walking, content: str, out: Extra) -> None:
         sources = spans if len(spans) <= _MAX_SPAN_FINDINGS else ["\n".join(spans)]
         for source in sources:
             walker.payload("command substitution (heredoc body)", source)
+
+
+def printed(
+    node: Node, source: bytes, heredocs: dict[int, Heredoc], cwd: str | None
+) -> str | None:
+    """What the command substitution ``node`` prints, where that is known: ``$(pwd)``
+    the current directory (``cwd``, ``None`` when unsure), ``$(cat <<'EOF' … EOF)``
+    a quoted heredoc's body; ``None`` for anything else."""
+    inner = [c for c in node.children if c.is_named and c.type not in SKIP]
+    if len(inner) != 1:
+        return None
+    statement = inner[0]
+    command = statement if statement.type == "command" else None
+    redirects: list[Node] = []
+    if statement.type == "redirected_statement":
+        command = statement.child_by_field_name("body")
+        redirects = [c for c in statement.children if c.type in REDIRECT_TYPES]
+    if command is None or command.type != "command":
+        return None
+    words = [text(source, c.start_byte, c.end_byte) for c in command.children]
+    if words == ["pwd"] and not redirects:
+        return cwd
+    if words == ["cat"] and len(redirects) == 1:
+        op = next((c for c in redirects[0].children if c.type == "<"), None)
+        heredoc = heredocs.get(op.start_byte) if op is not None else None
+        if heredoc is not None and heredoc.quoted and len(redirects[0].children) == 2:
+            return heredoc.body
+    return None

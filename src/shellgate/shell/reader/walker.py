@@ -15,7 +15,6 @@ Invariants:
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from shellgate.shell.reader._parser import SKIP, text
 from shellgate.shell.reader.drafts import UNSET, Draft, Extra, Runs, Sink, State, merge_states
 from shellgate.shell.reader.heredoc_lexer import Heredoc, prepare
 from shellgate.shell.reader.heredocs import backtick_spans
-from shellgate.shell.reader.redirects import REDIRECT_TYPES, read_redirect
+from shellgate.shell.reader.redirects import REDIRECT_TYPES, printed, read_redirect
 from shellgate.shell.reader.reread import lexical_misreads, reread
 from shellgate.shell.reader.walking import GlobRead
 from shellgate.shell.reader.words import WordReader, group_words, odd_gap, split_at_newlines
@@ -153,28 +152,11 @@ class Walker:
             self.sink.cd_fail = pending
 
     def _printed(self, node: Node) -> str | None:
-        """What a command substitution prints, where that is known: ``$(pwd)`` the
-        current directory, ``$(cat <<'EOF' … EOF)`` a quoted heredoc's body."""
-        inner = [c for c in node.children if c.is_named and c.type not in SKIP]
-        if len(inner) != 1 or self.opaque:
+        """What a command substitution prints, where that is known (``printed``)."""
+        if self.opaque:
             return None
-        statement = inner[0]
-        command = statement if statement.type == "command" else None
-        redirects: list[Node] = []
-        if statement.type == "redirected_statement":
-            command = statement.child_by_field_name("body")
-            redirects = [c for c in statement.children if c.type in REDIRECT_TYPES]
-        if command is None or command.type != "command":
-            return None
-        words = [text(self.source, c.start_byte, c.end_byte) for c in command.children]
-        if words == ["pwd"] and not redirects:
-            return self.sink.cwd if self.sink.cwd_sure else None
-        if words == ["cat"] and len(redirects) == 1:
-            op = next((c for c in redirects[0].children if c.type == "<"), None)
-            heredoc = self.heredocs.get(op.start_byte) if op is not None else None
-            if heredoc is not None and heredoc.quoted and len(redirects[0].children) == 2:
-                return heredoc.body
-        return None
+        cwd = self.sink.cwd if self.sink.cwd_sure else None
+        return printed(node, self.source, self.heredocs, cwd)
 
     def glob_for_loop(self, value: str, mask: str, shown: str) -> GlobRead | None:
         """A glob in a ``for`` list: its matches, read as :meth:`_glob` reads them,
@@ -196,20 +178,11 @@ class Walker:
         if not self.sink.cwd_sure or self.opaque:
             return None
         self.sink.fs = True
-        found = globbing.expand(value, mask, self.sink.cwd, self.sink.globbing)
-        if found is None:
+        read = globbing.read_word(value, mask, shown, self.sink.cwd, self.sink.globbing)
+        if read is None:
             return None
-        unquoted = [i for i, m in enumerate(mask) if m in "*?["]
-        base = value[: unquoted[0]] if unquoted else value
-        directory = os.path.normpath(os.path.join(self.sink.cwd, os.path.dirname(base)))
-        matched = tuple(found) if found != [value] else ()
-        self.globbed.append((directory, matched))
-        if not matched:
-            return tuple(found), None
-        dashed = next((m for m in matched if m.startswith("-")), None)
-        finding = None if dashed is None else \
-            f"glob '{shown}' matches '{dashed[:40]}', which the command would read as an option"
-        return matched, finding
+        self.globbed.append((read.directory, read.matched))
+        return read.words, read.finding
 
     def _brace_command(self, node: Node) -> bool:
         """``{rm,-rf,/} x``: bash expands a brace word in command position and runs
