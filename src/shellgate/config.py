@@ -167,7 +167,8 @@ class PolicyConfig(_Section):
     def closing_default(self) -> Effect:
         """The closing default in force: ``default`` where set; unset, ``sandbox`` with
         the packaged default set alone (it is written for it) and ``ask`` with sets
-        an admin names or a store (docs/policies.md#the-closing-default)."""
+        an admin names or a store (docs/configuration.md, "Choices made where the spec
+        is silent")."""
         if self.default is not None:
             return self.default
         packaged = packaged_policy_set()  # canonical: no symlink on its way
