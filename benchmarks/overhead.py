@@ -29,6 +29,11 @@ from shellgate.gate import Gate
 
 #: Issue 24: the gate's median per-call time over a bare ``bash -c true``.
 PER_CALL_TARGET = 1.25
+#: The pause before each timed call (untimed). An agent's calls are seconds
+#: apart (the model's turn); the local executor starts the next call's
+#: supervisor as soon as a call has returned (executors/_spare.py), and the
+#: pause keeps that start out of the next measurement, the baseline's too.
+IDLE_S = 0.002
 
 
 def _rss_mib() -> float:
@@ -83,11 +88,14 @@ async def per_call(workspace: str, calls: int) -> float:
         bare: list[float] = []
         piped: list[float] = []
         for _ in range(calls):
+            await asyncio.sleep(IDLE_S)
             started = time.perf_counter()
             result = await gate.call("bash", args)
             ours.append(time.perf_counter() - started)
             assert not result.is_error, result.text
+            await asyncio.sleep(IDLE_S)
             bare.append(await _bare(["bash", "-c", "true"]))
+            await asyncio.sleep(IDLE_S)
             piped.append(await _bare_piped(["bash", "-c", "true"]))
     ratio = statistics.median(ours) / statistics.median(bare)
     print(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
+import gc
 import os
 from pathlib import Path
 from typing import Any
@@ -11,6 +13,7 @@ from typing import Any
 import pytest
 
 from shellgate.approval import AllowApprover
+from shellgate.executors._procfs import children, stat_fields
 from shellgate.gate import Gate
 from shellgate.tools.tasks import Owner
 from tests.conftest import (
@@ -309,6 +312,7 @@ def test_parent_death_kills_commands(tmp_path: Path) -> None:
         f"    gate = Gate(make_config(Path({str(tmp_path)!r})), approver=AllowApprover())\n"
         "    await gate.open()\n"
         "    await gate.call('bash', {'command': 'sleep 31.4203', 'description': 'd', 'run_in_background': True})\n"
+        "    await asyncio.sleep(0)\n"  # the turn that starts the next call's spare
         "    print('ready', flush=True)\n"
         "    await asyncio.sleep(60)\n"
         "asyncio.run(main())\n"
@@ -324,13 +328,17 @@ def test_parent_death_kills_commands(tmp_path: Path) -> None:
         assert host.stdout.readline().strip() == b"ready"
         # The spawn returns before the exec: wait until the command line shows.
         assert wait_until(lambda: bool(pids_with_arg("31.4203")), 5)
+        # The call's supervisor and the spare started after it (executors/_spare.py).
+        supervisors = children(host.pid)
         host.send_signal(signal.SIGKILL)
         host.wait()
     deadline = time.monotonic() + 5
     while pids_with_arg("31.4203") and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not pids_with_arg("31.4203")
-    reap_orphans(zombies)  # the dead host's command was orphaned to this test process
+    # Each of them sweeps its subtree and exits, orphaned to this test process.
+    assert wait_until(lambda: all(_ended(pid) for pid in supervisors), 5)
+    reap_orphans(zombies)
 
 
 async def test_every_tool_call_is_audited(tmp_path: Path) -> None:
@@ -373,18 +381,28 @@ async def test_cancelling_a_call_with_an_abort_event_still_stops_the_command(
     assert not pids_with_arg("31.4204")
 
 
-@pytest.mark.parametrize("spawn", ["posix_spawn", "popen"])
+@pytest.mark.parametrize("spawn", ["spare", "posix_spawn", "popen"])
 async def test_a_spawn_that_cannot_be_watched_leaves_nothing_behind(
     open_gate: Any, monkeypatch: pytest.MonkeyPatch, spawn: str
 ) -> None:
-    """The command started but its pidfd could not be opened: killed, reaped, fds closed."""
+    """The command started but its pidfd could not be opened: killed, reaped, fds closed.
+
+    ``spare``: the call was handed to the supervisor started ahead of it
+    (executors/_spare.py), whose descriptors were the call's; the next spare is
+    started on the loop's next turn, as after any call.
+    """
     if spawn == "popen":  # the setpriv fallback spawns with Popen
         monkeypatch.setattr("shellgate.executors._hardening.HELPER", Path("/nonexistent/sg-exec"))
+    if spawn == "posix_spawn":  # a helper that cannot wait for its call: a fresh spawn
+        monkeypatch.setattr("shellgate.executors._hardening.Hardening.spares", False)
     gate = await open_gate()
     await gate.call("bash", {"command": "true", "description": "warm up"})
-    fds_before = sorted(os.listdir("/proc/self/fd"))
+    await asyncio.sleep(0)  # the loop turn that starts the next call's spare
+    spare = gate.executor._spares.idle
+    assert (spare is not None) == (spawn == "spare")
+    gc.collect()  # an earlier test's event loop, collected meanwhile, would close its epoll fd
+    fds_before = _fds(gate)
     children_before = _own_children()
-    print("CHILDREN", {p: Path(f"/proc/{p}/stat").read_text()[:60] for p in children_before})
 
     def refuse(pid: int) -> int:
         raise OSError(errno.EMFILE, "Too many open files")
@@ -395,9 +413,38 @@ async def test_a_spawn_that_cannot_be_watched_leaves_nothing_behind(
     monkeypatch.undo()
     assert result.is_error
     assert result.text == "Error: cannot start the command: Too many open files"
-    assert sorted(os.listdir("/proc/self/fd")) == fds_before
+    await asyncio.sleep(0)  # the loop turn that starts the next call's spare
+    after = gate.executor._spares.idle
+    assert (after is not None) == (spawn == "spare")
+    fds_after = _fds(gate)
+    assert sorted(fds_after) == sorted(fds_before), set(fds_before.items()) ^ set(fds_after.items())
     assert pids_with_arg(f"sleep {mark}") == []  # killed
-    assert _own_children() <= children_before  # and reaped: no new child, not even a zombie
+    new = {after.pid} if after is not None else set()
+    # ... and reaped: no new child but the next spare, not even a zombie
+    assert _own_children() - new <= children_before
+    assert spare is None or spare.pid not in _own_children()
+
+
+def _ended(pid: int) -> bool:
+    """Gone, or a zombie nobody reaped yet."""
+    fields = stat_fields(pid)
+    return fields is None or fields[0] == "Z"
+
+
+def _fds(gate: Any) -> dict[str, str]:
+    """This process's descriptors and what they are, but the idle spare's."""
+    found = {}
+    for fd in set(os.listdir("/proc/self/fd")) - _spare_fds(gate):
+        with contextlib.suppress(OSError):
+            found[fd] = os.readlink(f"/proc/self/fd/{fd}")
+    return found
+
+
+def _spare_fds(gate: Any) -> set[str]:
+    spare = gate.executor._spares.idle
+    if spare is None:
+        return set()
+    return {str(fd) for fd in (*spare.fds, spare.status_r, spare.request_w)}
 
 
 def _own_children() -> set[int]:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from shellgate.config import Limits
 from shellgate.executors._helper_lookup import locate_helper
+from shellgate.executors._spawn import SUPERVISOR_FD
 from shellgate.executors._which import find_program
 
 HELPER: Path = locate_helper()  # next to this module, or an editable install's
@@ -98,8 +99,10 @@ _probed: dict[tuple[str, int, int], str | None] = {}
 
 
 def _helper_features(helper: str) -> str | None:
-    """What this helper binary can do here: "subreaper", "full", "basic" or None.
+    """What this helper binary can do here: "spare", "subreaper", "full", "basic" or None.
 
+    "spare": it can also wait, started ahead of its call, for that call's
+    workdir, command and environment on a pipe (``--request``, see ``_spare``);
     "subreaper": it can also stay as the call's supervisor (``--subreaper``);
     "full": it enters the workdir and closes descriptors (``--chdir``,
     ``--close-fds``); "basic": only the hardening; None: it cannot run at all.
@@ -115,21 +118,25 @@ def _helper_features(helper: str) -> str | None:
     base = [str(os.getpid()), "0", "0", "0", "0", "0", "0", "--", "/bin/sh", "-c", "exit 0"]
     found: str | None = None
     status_r, status_w = os.pipe()
+    request_r, request_w = os.pipe()
+    os.close(request_w)  # no request: a spare that gets none exits 0
     enter = ["--chdir", "/", "--close-fds"]
+    spare = ["--close-fds", "--subreaper", str(status_w), "--request", str(request_r)]
     levels: tuple[tuple[str, list[str]], ...] = (
-        ("subreaper", [*enter, "--subreaper", str(status_w)]),
-        ("full", enter),
-        ("basic", []),
+        ("spare", [*spare, *base[:8]]),  # no program: the request names it
+        ("subreaper", [*enter, "--subreaper", str(status_w), *base]),
+        ("full", [*enter, *base]),
+        ("basic", base),
     )
     try:
-        for features, options in levels:
+        for features, tail in levels:
             try:
                 done = subprocess.run(
-                    [helper, *options, *base],
+                    [helper, *tail],
                     capture_output=True,
                     timeout=10,
                     check=False,
-                    pass_fds=(status_w,),
+                    pass_fds=(status_w, request_r),
                 )
             except (OSError, subprocess.TimeoutExpired):
                 break
@@ -137,9 +144,10 @@ def _helper_features(helper: str) -> str | None:
                 found = features
                 break
     finally:
-        os.close(status_r)
-        os.close(status_w)
-    if found != "subreaper":  # without it, what a call leaves would outlive a killed gate
+        for fd in (status_r, status_w, request_r):
+            os.close(fd)
+    if found not in ("spare", "subreaper"):
+        # Without the supervisor, what a call leaves would outlive a killed gate.
         log.warning("the sg-exec helper %s is %s; rebuild it (pip install -e .)", helper,
                     "out of date" if found else "unusable")  # fmt: skip
     _probed[key] = found
@@ -156,6 +164,7 @@ class Hardening:
     prlimit: str | None
     helper_enters: bool = True  # the helper has --chdir and --close-fds
     helper_subreaps: bool = True  # ... and --subreaper
+    helper_spares: bool = True  # ... and --request
 
     @classmethod
     def detect(cls, untrusted: Sequence[str] = ()) -> Hardening:
@@ -169,8 +178,9 @@ class Hardening:
                 helper,
                 None,
                 None,
-                helper_enters=features in ("subreaper", "full"),
-                helper_subreaps=features == "subreaper",
+                helper_enters=features in ("spare", "subreaper", "full"),
+                helper_subreaps=features in ("spare", "subreaper"),
+                helper_spares=features == "spare",
             )
         setpriv, prlimit = find_program("setpriv", untrusted), find_program("prlimit", untrusted)
         if setpriv is None or prlimit is None:
@@ -196,6 +206,27 @@ class Hardening:
         """
         return self.enters_workdir and self.helper_subreaps
 
+    @property
+    def spares(self) -> bool:
+        """Whether :meth:`spare_argv` can start a supervisor ahead of its call."""
+        return self.supervises and self.helper_spares
+
+    def spare_argv(self, limits: Limits, *, drop_caps: bool) -> list[str]:
+        """A supervisor started ahead of its call (``sg-exec --request``).
+
+        Everything :meth:`prefix` with a workdir and a status descriptor does,
+        but the workdir, the command and its environment come later, on the
+        request pipe at ``status fd + 1`` (:mod:`shellgate.executors._spare`).
+        """
+        assert self.spares, "this helper cannot wait for a call"
+        assert self.helper is not None
+        nums = _limit_numbers(limits)
+        status, request = str(SUPERVISOR_FD), str(SUPERVISOR_FD + 1)
+        return [
+            self.helper, "--close-fds", "--subreaper", status, "--request", request,
+            str(os.getpid()), *map(str, nums), "1" if drop_caps else "0", "--",
+        ]  # fmt: skip
+
     def prefix(
         self,
         limits: Limits,
@@ -213,13 +244,7 @@ class Hardening:
         so the spawn itself needs neither. ``status_fd`` (only where
         :attr:`supervises`): stay as the call's supervisor, reporting there.
         """
-        nums = [
-            limits.open_files,
-            limits.processes,
-            limits.cpu_seconds,
-            limits.file_size_bytes,
-            limits.address_space_bytes,
-        ]
+        nums = _limit_numbers(limits)
         if self.helper is not None:
             join = ["--cgroup", cgroup_procs] if cgroup_procs is not None else []
             enter = ["--chdir", workdir, "--close-fds"] if workdir is not None else []
@@ -261,3 +286,14 @@ class Hardening:
             f"--as={nums[4]}",
             "--",
         ]
+
+
+def _limit_numbers(limits: Limits) -> list[int]:
+    """The helper's NOFILE NPROC CPU FSIZE AS, in its argv's order."""
+    return [
+        limits.open_files,
+        limits.processes,
+        limits.cpu_seconds,
+        limits.file_size_bytes,
+        limits.address_space_bytes,
+    ]

@@ -93,13 +93,18 @@ class Proc:
         call_id: str,
         term_depth: int = 0,
         supervised: bool = False,
+        started: Child | None = None,
     ) -> Proc:
         """Start ``argv``; ``cwd=None``: the argv enters the workdir itself (fast path).
 
         ``supervised``: the argv is ``sg-exec --subreaper`` (see ``spawn_child``).
+        ``started``: a spare supervisor already given this call (``_spare``),
+        watched instead of spawning ``argv``.
         """
         # Spawned on the loop's thread: the parent-death signal follows this thread.
-        child = spawn_child(argv, cwd=cwd, env=env, pass_fds=pass_fds, supervised=supervised)
+        child = started or spawn_child(
+            argv, cwd=cwd, env=env, pass_fds=pass_fds, supervised=supervised
+        )
         try:
             watch = Watch(child, stdout, stderr)
         except BaseException:

@@ -45,11 +45,16 @@ class Child:
         fds: tuple[int, int],
         popen: subprocess.Popen[bytes] | None,
         status_fd: int | None = None,
+        *,
+        prepared: bool = False,
     ) -> None:
         self.pid = pid
         self.fds = fds
         self.popen = popen
         self.status_fd = status_fd  # read end of a supervising helper's status pipe
+        #: Our read ends are non-blocking and the output pipes enlarged already
+        #: (a spare supervisor's, done before its call: see _spare).
+        self.prepared = prepared
         self.returncode: int | None = None
 
     def close_fds(self) -> None:
@@ -103,6 +108,17 @@ class Child:
                     with contextlib.suppress(ChildProcessError):
                         os.waitpid(pid, os.WNOHANG)
             time.sleep(0.001)
+
+
+def prepare_output(fd: int) -> None:
+    """Make our read end of an output pipe non-blocking, and the pipe large.
+
+    A 1 MiB pipe (the default limit for any user) means 16x fewer wake-ups on a
+    flood of output; best effort, the default still works.
+    """
+    os.set_blocking(fd, False)
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
 
 
 def _status_pipe() -> tuple[int, int]:
@@ -298,15 +314,13 @@ class Watch:
             self._pidfd = os.pidfd_open(child.pid)
             poller.add(self._pidfd, self._on_exit)
             if child.status_fd is not None:
-                os.set_blocking(child.status_fd, False)
+                if not child.prepared:
+                    os.set_blocking(child.status_fd, False)
                 poller.add(child.status_fd, self._on_status)
                 self._status_fd = child.status_fd
             for fd, buf in zip(child.fds, (stdout, stderr), strict=True):
-                os.set_blocking(fd, False)
-                # A 1 MiB pipe (the default limit for any user) means 16x fewer
-                # wake-ups on a flood of output; best effort, the default still works.
-                with contextlib.suppress(OSError):
-                    fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+                if not child.prepared:
+                    prepare_output(fd)
                 done: asyncio.Future[None] = self.loop.create_future()
                 self.eof[fd] = done
                 poller.add(fd, functools.partial(self._on_readable, fd, buf, done))

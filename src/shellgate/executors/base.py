@@ -35,6 +35,7 @@ from shellgate.executors._hardening import Hardening, ensure_subreaper
 from shellgate.executors._output import SpillStore, StreamBuffer
 from shellgate.executors._process import Proc
 from shellgate.executors._reaper import Reaper, reap_orphan
+from shellgate.executors._spare import Spares, encode_request
 from shellgate.executors._which import find_program, writable_roots
 from shellgate.executors.requests import (
     ExecRequest,
@@ -75,6 +76,7 @@ class Executor(ABC):
         # it to stop.
         self._live: dict[asyncio.Future[Any], asyncio.Future[None]] = {}
         self._reaper = Reaper()  # exiting sandbox inits of ended calls
+        self._spares = Spares()  # a supervisor started ahead of the next call
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -100,6 +102,7 @@ class Executor(ABC):
         A stop request, not a task cancellation: a supervisor cancelled before
         its first step would never run its cleanup, leaving the command running.
         """
+        self._spares.close()
         live = dict(self._live)
         for kill in live.values():
             if not kill.done():
@@ -220,12 +223,16 @@ class Executor(ABC):
         finally:
             if not handed:
                 self._settled(over)
+            if plan.spare is not None:  # the next call's, once this one has returned
+                self._spares.refill_soon(plan.spare)
 
     @final
     async def start(self, request: ExecRequest) -> TaskProcess:
         """Start in the background: no timeout; returns a handle at once."""
         spec = self.resolve(request, background=True)
         proc, plan = await self._launch(spec)
+        if plan.spare is not None:
+            self._spares.refill_soon(plan.spare)
         kill: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         task = self._supervised(proc, spec, plan, kill, time.monotonic())
         return TaskProcess(proc, spec, task, kill)
@@ -273,7 +280,13 @@ class Executor(ABC):
         plan = self._spawn_plan(spec)
         stdout = StreamBuffer("stdout", spec.max_output_bytes, spec.max_spill_bytes, self.spill)
         stderr = StreamBuffer("stderr", spec.max_output_bytes, spec.max_spill_bytes, self.spill)
+        started = None
+        launched = False
         try:
+            if plan.spare is not None:
+                request = encode_request(str(spec.cwd), plan.command, spec.env)
+                if request is not None:
+                    started = self._spares.take(plan.spare, request)
             proc = await Proc.spawn(
                 plan.argv,
                 cwd=None if plan.enters_workdir else str(spec.cwd),
@@ -284,7 +297,9 @@ class Executor(ABC):
                 call_id=spec.call_id,
                 term_depth=plan.term_depth,
                 supervised=plan.supervised,
+                started=started,
             )
+            launched = True
         except (OSError, ValueError) as exc:  # ValueError: an environment name with '='
             if plan.cleanup is not None:
                 plan.cleanup()
@@ -293,6 +308,10 @@ class Executor(ABC):
         finally:
             for fd in plan.close_after_spawn:
                 os.close(fd)
+            if plan.spare is not None and not launched:
+                # Nothing started, nothing to wait for: the next call's spare now
+                # (else once the call has ended, see run and start).
+                self._spares.refill_soon(plan.spare)
         return proc, plan
 
     @staticmethod

@@ -2,13 +2,16 @@
 
 With the ``sg-exec`` helper the session's leader is the call's supervisor
 (``--subreaper``): every process the call starts stays below it and dies with it
-when the gate dies, however the gate dies.
+when the gate dies, however the gate dies. That supervisor is started ahead of
+its call where the helper can wait for one (``--request``, see ``_spare``):
+after each call, for the next.
 """
 
 from __future__ import annotations
 
 import os
 
+from shellgate.config import Limits
 from shellgate.executors._spawn import SUPERVISOR_FD
 from shellgate.executors.base import ExecSpec, Executor, SpawnPlan, shell_argv
 
@@ -18,16 +21,28 @@ class LocalExecutor(Executor):
 
     kind = "local"
 
+    def _drop_caps(self) -> bool:
+        return self.config.executor.drop_capabilities and os.geteuid() == 0
+
+    def _spare_argv(self, limits: Limits) -> tuple[str, ...] | None:
+        if not self.hardening.spares:
+            return None
+        return tuple(self.hardening.spare_argv(limits, drop_caps=self._drop_caps()))
+
     def _spawn_plan(self, spec: ExecSpec) -> SpawnPlan:
-        drop = self.config.executor.drop_capabilities and os.geteuid() == 0
         fast = self.hardening.enters_workdir
         supervised = self.hardening.supervises
         prefix = self.hardening.prefix(
             spec.limits,
-            drop_caps=drop,
+            drop_caps=self._drop_caps(),
             workdir=str(spec.cwd) if fast else None,
             status_fd=SUPERVISOR_FD if supervised else None,
         )
+        command = shell_argv(spec)
         return SpawnPlan(
-            argv=[*prefix, *shell_argv(spec)], enters_workdir=fast, supervised=supervised
+            argv=[*prefix, *command],
+            enters_workdir=fast,
+            supervised=supervised,
+            spare=self._spare_argv(spec.limits),
+            command=tuple(command),
         )

@@ -70,7 +70,10 @@ class SpawnPlan:
     may spawn with ``posix_spawn``, which has neither a cwd nor close_fds.
     ``supervised``: the argv's helper stays as the call's supervisor
     (``sg-exec --subreaper``) and reports on a status pipe the executor puts at
-    ``_process.SUPERVISOR_FD`` (needs ``enters_workdir``).
+    ``_process.SUPERVISOR_FD`` (needs ``enters_workdir``). ``spare``: the argv
+    of a supervisor started ahead of its call (``sg-exec --request``, see
+    ``_spare``) that may run this call instead of ``argv``: the same helper and
+    hardening, given the workdir, ``command`` and environment on a pipe.
     """
 
     argv: list[str]
@@ -83,6 +86,8 @@ class SpawnPlan:
     close_after_spawn: tuple[int, ...] = ()
     supervised: bool = False
     pid_namespace: bool = False
+    spare: tuple[str, ...] | None = None
+    command: tuple[str, ...] = ()
 
 
 TaskStatus = Literal["running", "completed", "killed"]

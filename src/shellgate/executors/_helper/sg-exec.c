@@ -3,6 +3,8 @@
  *
  *   sg-exec [--cgroup PROCS] [--chdir DIR] [--close-fds] [--subreaper FD]
  *           PARENT_PID NOFILE NPROC CPU_S FSIZE AS DROPCAPS -- PROGRAM ARG...
+ *   sg-exec [--cgroup PROCS] --close-fds --subreaper FD --request FD
+ *           PARENT_PID NOFILE NPROC CPU_S FSIZE AS DROPCAPS --
  *   sg-exec --supervise FD -- PROGRAM ARG...
  *
  * Why a helper at all: CPython's fast spawn path (vfork) is lost as soon as a
@@ -40,6 +42,18 @@
  * gate has stopped them. It never writes to the command's stdout/stderr; it
  * keeps its copies open only while the command runs and until it exits right
  * after it, so that the gate sees the pipes end and the leader exit at once.
+ *
+ * --request FD makes that supervisor a spare, started ahead of its call (the
+ * gate's executors/_spare.py): it does all of the above, forks the command's
+ * process at once (a plain fork: it stays free to take signals), and that
+ * process, hardened, waits for the call on FD (a Unix socket: a pipe could be
+ * opened through /proc by another process of the user):
+ * "DIR\0ARGC\0ARG...\0ENV...\0\0"
+ * read to EOF (every field NUL-terminated, then an empty one, so that a request
+ * cut short never reads as a shorter one), enters DIR and execs. A malformed or
+ * truncated request exits 126 before anything runs; none at all (EOF first)
+ * exits 0. A signal to the group before the request has the waiting process
+ * die of it, and the supervisor exits as it did, as for any command.
  *
  * --supervise runs inside a sandbox, where the gate cannot wait for the command
  * itself: it forks the command, survives the SIGTERM the gate sends to the
@@ -91,6 +105,7 @@ typedef int pid_t;
 #define F_SETFD 2
 #define FD_CLOEXEC 1
 #define EINVAL 22
+#define E2BIG 7
 #define EINTR 4
 #define ECHILD 10
 #define ENOSYS 38
@@ -403,13 +418,13 @@ static void join_cgroup(const char *procs) {
   sys_close((int)fd);
 }
 
-/* Close every descriptor from 3 up but KEEP (-1: none): what the gate process
+/* Close every descriptor from 3 up but KEEP and ALSO (-1: none): what the gate process
    holds open without close-on-exec (a host's sockets, say) must not reach the
    command. close_range first (Linux 5.9+). Any error from it (ENOSYS on old
    kernels, EPERM from a container's seccomp profile that predates it) falls back
    to the list in /proc/self/fd, which names every open descriptor whatever the
    limits; only without /proc, to a loop up to the hard open-files limit. */
-static int close_listed(int keep) {
+static int close_listed(int keep, int also) {
   long dir = sys_open_dir("/proc/self/fd");
   if (dir < 0) return 0;
   /* 8-byte aligned: getdents64 records hold 64-bit fields. */
@@ -427,21 +442,30 @@ static int close_listed(int keep) {
       if (name[0] < '0' || name[0] > '9') continue; /* "." and ".." */
       unsigned long fd = 0;
       for (const char *c = name; *c >= '0' && *c <= '9'; c++) fd = fd * 10 + (unsigned long)(*c - '0');
-      if (fd > 2 && fd != (unsigned long)dir && fd != (unsigned long)keep) sys_close((int)fd);
+      if (fd > 2 && fd != (unsigned long)dir && fd != (unsigned long)keep && fd != (unsigned long)also) {
+        sys_close((int)fd);
+      }
     }
   }
   sys_close((int)dir);
   return 1;
 }
 
-static void close_inherited(int keep) {
-  if (keep < 3) {
-    if (sys_close_range(3, ~0U) == 0) return;
-  } else if ((keep == 3 || sys_close_range(3, (unsigned)keep - 1) == 0) &&
-             sys_close_range((unsigned)keep + 1, ~0U) == 0) {
-    return;
+/* close_range over the gaps around the kept descriptors; 0 if any call failed. */
+static int close_ranges(int keep, int also) {
+  int kept[2] = {keep < also ? keep : also, keep < also ? also : keep};
+  unsigned lo = 3;
+  for (int i = 0; i < 2; i++) {
+    if (kept[i] < (int)lo) continue; /* -1, 0-2, or the same one twice */
+    if ((unsigned)kept[i] > lo && sys_close_range(lo, (unsigned)kept[i] - 1) != 0) return 0;
+    lo = (unsigned)kept[i] + 1;
   }
-  if (close_listed(keep)) return;
+  return sys_close_range(lo, ~0U) == 0;
+}
+
+static void close_inherited(int keep, int also) {
+  if (close_ranges(keep, also)) return;
+  if (close_listed(keep, also)) return;
   struct rlim64 cur;
   cur.cur = cur.max = 0;
   long r = sys_getrlimit(RLIMIT_NOFILE, &cur);
@@ -450,7 +474,7 @@ static void close_inherited(int keep) {
      hard limit was raised to a billion. Past 2^20, refuse rather than leak. */
   if (cur.max > (1UL << 20)) die("close descriptors (no close_range, no /proc)", -EINVAL);
   for (unsigned long fd = 3; fd < cur.max; fd++) {
-    if (fd != (unsigned long)keep) sys_close((int)fd);
+    if (fd != (unsigned long)keep && fd != (unsigned long)also) sys_close((int)fd);
   }
 }
 
@@ -640,7 +664,77 @@ static __attribute__((noreturn)) void exit_as(int status) {
 
 static void harden(char **argv);
 
-struct command { unsigned long mask; long supervisor; char **argv, **envp; };
+static void enter(const char *dir) {
+  long r = sys_chdir(dir);
+  if (r < 0) {
+    put("shellgate: cannot enter the working directory ");
+    put(dir);
+    put(": errno ");
+    put_num((unsigned long)-r);
+    put("\n");
+    sys_exit(126);
+  }
+}
+
+/* -- a spare supervisor's request (--request) --------------------------------- */
+
+#define REQUEST_MAX (256 * 1024) /* the gate sends at most 64 KiB (executors/_spare.py) */
+#define REQUEST_ARGS 64
+#define REQUEST_ENVS 4096
+static char request[REQUEST_MAX + 1];
+static char *request_argv[REQUEST_ARGS + 1];
+static char *request_envp[REQUEST_ENVS + 1];
+
+/* The next NUL-terminated field at *AT (below END), or die. */
+static char *field(char **at, char *end) {
+  char *start = *at;
+  char *c = start;
+  while (c < end && *c) c++;
+  if (c >= end) die("request", -EINVAL);
+  *at = c + 1;
+  return start;
+}
+
+/* Read the call from FD to its EOF and enter its directory. The fields
+   DIR ARGC ARG... ENV... are each NUL-terminated and followed by an empty one,
+   so that a request cut short never reads as a shorter one. No request at all
+   (EOF first) is the gate letting the spare go: exit 0. */
+static void receive_request(int fd, char ***cmd, char ***envp) {
+  size_t have = 0;
+  for (;;) {
+    long r = sys_read(fd, request + have, REQUEST_MAX + 1 - have);
+    if (r == -EINTR) continue;
+    if (r < 0) die("request", r);
+    if (r == 0) break;
+    have += (size_t)r;
+    if (have > REQUEST_MAX) die("request", -E2BIG);
+  }
+  sys_close(fd);
+  if (have == 0) sys_exit(0);
+  char *at = request, *end = request + have;
+  char *dir = field(&at, end);
+  if (dir[0] != '/') die("request (working directory)", -EINVAL);
+  unsigned long argc = num(field(&at, end), "request (argument count)");
+  if (argc < 1 || argc > REQUEST_ARGS) die("request (argument count)", -E2BIG);
+  for (unsigned long i = 0; i < argc; i++) request_argv[i] = field(&at, end);
+  request_argv[argc] = 0;
+  unsigned long n = 0;
+  for (;;) {
+    char *entry = field(&at, end);
+    if (!*entry) break; /* the end mark */
+    if (n == REQUEST_ENVS) die("request (environment)", -E2BIG);
+    request_envp[n++] = entry;
+  }
+  if (at != end) die("request", -EINVAL);
+  request_envp[n] = 0;
+  enter(dir);
+  *cmd = request_argv;
+  *envp = request_envp;
+}
+
+/* ARGV: sg-exec's own (the limits in argv[2..7]); CMD and ENVP: what to exec,
+   or, in a spare, what REQUEST (a descriptor, else -1) will say. */
+struct command { unsigned long mask; long supervisor; char **argv, **cmd, **envp; int request; };
 
 /* The command's side of the supervisor's fork: default dispositions, SIGKILL as
    its parent-death signal, the hardening, then exec (or 127). */
@@ -651,7 +745,9 @@ static long command_child(void *arg) {
   if (r < 0) die("parent-death signal", r);
   if (sys_getppid() != c->supervisor) return 137; /* the supervisor is gone already */
   harden(c->argv);
-  return run_command(c->argv + 9, c->envp);
+  char **cmd = c->cmd, **envp = c->envp;
+  if (c->request >= 0) receive_request(c->request, &cmd, &envp);
+  return run_command(cmd, envp);
 }
 
 /* Hold neither of the command's output pipes any more: what is left of the
@@ -668,7 +764,7 @@ static void release_pipes(void) {
   }
 }
 
-static int subreap(int fd, char **argv, char **envp) {
+static int subreap(int fd, char **argv, char **cmd, char **envp, int request) {
   long r = sys_cloexec(fd);
   if (r < 0) die("status fd", r);
   r = sys_prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
@@ -677,8 +773,18 @@ static int subreap(int fd, char **argv, char **envp) {
   unsigned long old = 0;
   r = sys_sigmask(SIG_BLOCK, forwarded_mask(), &old);
   if (r < 0) die("signal mask", r);
-  struct command c = {old, sys_getpid(), argv, envp};
-  long child = sys_spawn(command_child, &c);
+  struct command c = {old, sys_getpid(), argv, cmd, envp, request};
+  long child;
+  if (request >= 0) {
+    /* A spare forks its command ahead of the call too: a plain fork, so that
+       we stay free to take signals while it waits, hardened, for the request
+       that only it reads. */
+    child = sys_fork();
+    if (child == 0) sys_exit((int)command_child(&c));
+    if (child > 0) sys_close(request);
+  } else {
+    child = sys_spawn(command_child, &c);
+  }
   if (child < 0) die("fork", child);
   command_pid = child;
   /* A signal sent to the group before the command existed (a call stopped as it
@@ -740,7 +846,7 @@ static void harden(char **argv) {
 
 static int sg_main(int argc, char **argv, char **envp) {
   if (argc >= 2 && same(argv[1], "--supervise")) return supervise(argc, argv, envp);
-  const char *cgroup = 0, *dir = 0, *status = 0;
+  const char *cgroup = 0, *dir = 0, *status = 0, *requested = 0;
   int close_fds = 0;
   for (;;) {
     if (argc >= 3 && same(argv[1], "--cgroup")) {
@@ -749,6 +855,8 @@ static int sg_main(int argc, char **argv, char **envp) {
       dir = argv[2];
     } else if (argc >= 3 && same(argv[1], "--subreaper")) {
       status = argv[2];
+    } else if (argc >= 3 && same(argv[1], "--request")) {
+      requested = argv[2];
     } else if (argc >= 2 && same(argv[1], "--close-fds")) {
       close_fds = 1;
       argv[1] = argv[0];
@@ -762,15 +870,26 @@ static int sg_main(int argc, char **argv, char **envp) {
     argv += 2;
     argc -= 2;
   }
-  if (argc < 10 || !same(argv[8], "--")) {
+  /* A spare (--request) learns its directory, program and environment with its
+     call; it supervises, and it closes descriptors ahead of the call. */
+  int spare_ok = !requested || (status && close_fds && !dir);
+  if ((requested ? argc != 9 : argc < 10) || !same(argv[8], "--") || !spare_ok) {
     put("usage: sg-exec [--cgroup PROCS] [--chdir DIR] [--close-fds] [--subreaper FD] "
-        "PPID NOFILE NPROC CPU FSIZE AS DROPCAPS -- PROGRAM ARG...\n");
+        "PPID NOFILE NPROC CPU FSIZE AS DROPCAPS -- PROGRAM ARG...\n"
+        "       sg-exec [--cgroup PROCS] --close-fds --subreaper FD --request FD "
+        "PPID NOFILE NPROC CPU FSIZE AS DROPCAPS --\n");
     return 126;
   }
-  int fd = -1;
+  int fd = -1, request_fd = -1;
   if (status) {
     fd = (int)num(status, "status fd");
     if (fd < 3) die("status fd", -EINVAL); /* 0-2 are the command's */
+  }
+  if (requested) {
+    request_fd = (int)num(requested, "request fd");
+    if (request_fd < 3 || request_fd == fd) die("request fd", -EINVAL);
+    long r = sys_cloexec(request_fd);
+    if (r < 0) die("request fd", r);
   }
   if (cgroup) join_cgroup(cgroup); /* before anything can fork outside it */
   long expected = (long)num(argv[1], "parent pid");
@@ -788,18 +907,8 @@ static int sg_main(int argc, char **argv, char **envp) {
   }
   if (r < 0) die("parent-death signal", r);
   if (sys_getppid() != expected) sys_exit(137); /* the gate died before we armed the signal */
-  if (dir) {
-    r = sys_chdir(dir);
-    if (r < 0) {
-      put("shellgate: cannot enter the working directory ");
-      put(dir);
-      put(": errno ");
-      put_num((unsigned long)-r);
-      put("\n");
-      sys_exit(126);
-    }
-  }
-  if (close_fds) close_inherited(fd);
+  if (dir) enter(dir);
+  if (close_fds) close_inherited(fd, request_fd);
   /* glibc's posix_spawn leaves its internal signals 32 and 33 ignored in the
      child, and an ignored signal stays ignored across exec: give the command
      the default, as a fork-and-exec spawn would (musl, say, uses them). */
@@ -808,7 +917,7 @@ static int sg_main(int argc, char **argv, char **envp) {
   /* Before any fork: the supervisor gains nothing through exec either. */
   r = sys_prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   if (r < 0) die("no_new_privs", r);
-  if (fd >= 0) return subreap(fd, argv, envp);
+  if (fd >= 0) return subreap(fd, argv, argv + 9, envp, request_fd);
   harden(argv);
   return run_command(argv + 9, envp);
 }
