@@ -400,23 +400,29 @@ async def test_a_spawn_that_cannot_be_watched_leaves_nothing_behind(
     await asyncio.sleep(0)  # the loop turn that starts the next call's spare
     spare = gate.executor._spares.idle
     assert (spare is not None) == (spawn == "spare")
-    gc.collect()  # an earlier test's event loop, collected meanwhile, would close its epoll fd
-    fds_before = _fds(gate)
-    children_before = _own_children()
+    # No cyclic collection in between: an earlier test's event loop, collected
+    # meanwhile, would close its epoll descriptor.
+    gc.collect()
+    gc.disable()
+    try:
+        fds_before = _fds(gate)
+        children_before = _own_children()
 
-    def refuse(pid: int) -> int:
-        raise OSError(errno.EMFILE, "Too many open files")
+        def refuse(pid: int) -> int:
+            raise OSError(errno.EMFILE, "Too many open files")
 
-    mark = unique_seconds()
-    monkeypatch.setattr(os, "pidfd_open", refuse)
-    result = await gate.call("bash", {"command": f"sleep {mark}", "description": "unwatchable"})
-    monkeypatch.undo()
-    assert result.is_error
-    assert result.text == "Error: cannot start the command: Too many open files"
-    await asyncio.sleep(0)  # the loop turn that starts the next call's spare
-    after = gate.executor._spares.idle
-    assert (after is not None) == (spawn == "spare")
-    fds_after = _fds(gate)
+        mark = unique_seconds()
+        monkeypatch.setattr(os, "pidfd_open", refuse)
+        result = await gate.call("bash", {"command": f"sleep {mark}", "description": "unwatchable"})
+        monkeypatch.undo()
+        assert result.is_error
+        assert result.text == "Error: cannot start the command: Too many open files"
+        await asyncio.sleep(0)  # the loop turn that starts the next call's spare
+        after = gate.executor._spares.idle
+        assert (after is not None) == (spawn == "spare")
+        fds_after = _fds(gate)
+    finally:
+        gc.enable()
     assert sorted(fds_after) == sorted(fds_before), set(fds_before.items()) ^ set(fds_after.items())
     assert pids_with_arg(f"sleep {mark}") == []  # killed
     new = {after.pid} if after is not None else set()
