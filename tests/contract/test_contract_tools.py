@@ -1,8 +1,11 @@
 """The tools.md contract, through the real gate, on every executor.
 
-Each test runs once per executor kind — and once more for the local executor on
-its fallback hardening (``setpriv`` + ``prlimit`` + ``Popen``, used where the
-``sg-exec`` helper could not be built); the bwrap runs need a working bubblewrap
+Each test runs once per executor kind — and twice more for the local executor:
+with the next call's supervisor waiting from the start (``local-spare``: the
+first call runs under a spare, executors/_spare.py; in ``local`` it is spawned
+afresh and later calls take spares), and on its fallback hardening
+(``setpriv`` + ``prlimit`` + ``Popen``, used where the ``sg-exec`` helper could
+not be built); the bwrap runs need a working bubblewrap
 (CI installs it). Every command is approved (AllowApprover) so these tests see
 the executor's behaviour, not the policy's.
 """
@@ -23,6 +26,7 @@ from tests.conftest import pids_with_arg, unique_seconds, wait_until
 
 KINDS = [
     pytest.param("local", id="local"),
+    pytest.param("local-spare", id="local-spare"),
     pytest.param("local-setpriv", id="local-setpriv"),
     pytest.param(
         "bwrap",
@@ -43,6 +47,16 @@ def use_variant(variant: str, monkeypatch: pytest.MonkeyPatch) -> str:
     if variant == "local-setpriv":
         # As on a host where the helper was not built: detection falls back.
         monkeypatch.setattr("shellgate.executors._hardening.HELPER", Path("/nonexistent/sg-exec"))
+        return "local"
+    if variant == "local-spare":
+        from shellgate.executors.local import LocalExecutor
+
+        async def spare_at_open(self: LocalExecutor) -> None:
+            spare = self._spare_argv(self.config.executor.limits)
+            assert spare is not None, "this helper cannot wait for a call"
+            self._spares.refill_soon(spare)
+
+        monkeypatch.setattr(LocalExecutor, "_probe", spare_at_open)
         return "local"
     return variant
 
