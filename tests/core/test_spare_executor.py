@@ -114,7 +114,8 @@ async def test_a_spare_with_other_limits_is_let_go(executor: LocalExecutor) -> N
     assert spare not in children(os.getpid())  # killed and reaped, with its waiting command
     replacement = await settled(executor)
     await forked(replacement)  # so its exec is complete: its command line is there
-    assert " 99 " in read_proc(f"/proc/{replacement}/cmdline").replace(b"\0", b" ").decode()
+    cmdline = read_proc(f"/proc/{replacement}/cmdline") or b""
+    assert " 99 " in cmdline.replace(b"\0", b" ").decode()
 
 
 async def test_a_spare_is_used_only_on_the_thread_that_started_it(
