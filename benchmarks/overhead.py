@@ -6,8 +6,16 @@ exits non-zero only with ``--strict`` when a target is missed (the figures move
 10-20 % from run to run on a shared machine: docs/performance.md).
 
     python benchmarks/overhead.py [--calls 200] [--gib 1] [--tasks 200]
+    python benchmarks/overhead.py --supervisors [--rounds 4] [--calls 200]
 
 ``--gib 0`` or ``--tasks 0`` leaves that figure out (and its targets unjudged).
+``--supervisors`` compares the local executor's ways to start a call's
+supervisor instead, in rounds of one per-call run each: ``spare`` (started
+ahead of the call, executors/_spare.py), ``supervised`` (spawned with the call)
+and ``unsupervised`` (no supervisor, as before it existed), switching the
+helper's features off in this process; it prints each way's ratios and their
+median. One process and rounds make the comparison hold whatever state the
+shared machine is in, which moves every ratio by 0.1-0.2 within an hour.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from shellgate.approval import AllowApprover
 from shellgate.config import load_config
+from shellgate.executors._hardening import Hardening
 from shellgate.gate import Gate
 
 #: Issue 24: the gate's median per-call time over a bare ``bash -c true``.
@@ -190,13 +199,44 @@ async def many_tasks(workspace: str, tasks: int) -> float:
     return rss_after - rss_before
 
 
+async def supervisors(calls: int, rounds: int) -> dict[str, list[float]]:
+    """The per-call ratio with each way of starting the supervisor, in rounds."""
+    spares, supervises = Hardening.spares, Hardening.supervises
+    off = property(lambda _self: False)
+    ways = {
+        "spare": (spares, supervises),
+        "supervised": (off, supervises),
+        "unsupervised": (off, off),
+    }
+    ratios: dict[str, list[float]] = {way: [] for way in ways}
+    try:
+        for _ in range(rounds):
+            for way, (spare, supervise) in ways.items():
+                Hardening.spares, Hardening.supervises = spare, supervise  # type: ignore[method-assign]
+                with tempfile.TemporaryDirectory() as workspace:
+                    print(f"{way}: ", end="")
+                    ratios[way].append(await per_call(workspace, calls))
+    finally:
+        Hardening.spares, Hardening.supervises = spares, supervises  # type: ignore[method-assign]
+    for way, values in ratios.items():
+        listed = ", ".join(f"{v:.2f}" for v in values)
+        middle = statistics.median(values)
+        print(f"{way}: median ratio over {rounds} rounds {middle:.2f} ({listed})")
+    return ratios
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--gib", type=float, default=1.0)
     parser.add_argument("--tasks", type=int, default=200)
     parser.add_argument("--strict", action="store_true")
+    parser.add_argument("--supervisors", action="store_true")
+    parser.add_argument("--rounds", type=int, default=4)
     opts = parser.parse_args()
+    if opts.supervisors:
+        await supervisors(opts.calls, opts.rounds)
+        return 0
     missed: list[str] = []
     with tempfile.TemporaryDirectory() as workspace:
         ratio = await per_call(workspace, opts.calls)
