@@ -23,6 +23,7 @@ import pytest
 from shellgate.executors import _hardening
 from shellgate.executors._procfs import children, read_proc
 from shellgate.executors._spare import REQUEST_MAX
+from shellgate.executors._spawn import IDLE_SPARES
 from shellgate.executors.local import LocalExecutor
 from shellgate.executors.requests import ExecRequest
 from tests.conftest import make_config, wait_until
@@ -78,6 +79,7 @@ async def test_the_next_call_runs_under_the_spare(executor: LocalExecutor, tmp_p
 async def test_a_request_too_large_for_the_pipe_spawns_afresh(executor: LocalExecutor) -> None:
     await executor.run(ExecRequest(command="true"))
     spare = await settled(executor)
+    assert spare in IDLE_SPARES  # a child of the gate that no call's look counts
     big = "x" * REQUEST_MAX
     result = await executor.run(ExecRequest(command='echo $PPID; echo "${#BIG}"', env={"BIG": big}))
     ppid, size = result.stdout.text.split()
@@ -85,6 +87,9 @@ async def test_a_request_too_large_for_the_pipe_spawns_afresh(executor: LocalExe
     assert int(size) == REQUEST_MAX
     assert executor._spares.idle is not None
     assert executor._spares.idle.pid == spare  # untouched: the next call's still
+    assert spare in IDLE_SPARES
+    await executor.run(ExecRequest(command="true"))
+    assert spare not in IDLE_SPARES  # taken: that call's leader
 
 
 async def test_a_spare_killed_while_idle_is_reaped_and_the_call_spawns_afresh(

@@ -45,7 +45,7 @@ from shellgate.executors._procfs import (
     stat_fields,
 )
 from shellgate.executors._reaper import reap_orphan
-from shellgate.executors._spawn import Child, Watch, spawn_child
+from shellgate.executors._spawn import IDLE_SPARES, Child, Watch, spawn_child
 
 _POLL_S = 0.01  # tree-exit watcher interval, at most
 
@@ -216,15 +216,18 @@ class Proc:
         """Whether anything of this call is still alive (group members or escapees)."""
         if self.gone:
             return False
-        if not has_children():
+        gate_children = children(os.getpid()) if has_children() else []
+        if IDLE_SPARES:
+            gate_children = [pid for pid in gate_children if pid not in IDLE_SPARES]
+        if not gate_children:
             # Every process of a call descends from the gate (orphans are
-            # reparented to it, the subreaper): no children, nothing left —
-            # and nothing can start again, so later looks need no system call.
+            # reparented to it, the subreaper): no children (or idle spares
+            # alone), nothing left — and nothing can start again, so later
+            # looks need no system call.
             self.escapees.clear()
             self.unsure = False
             self.gone = True
             return False
-        gate_children = children(os.getpid())
         others = any(pid != self.pid for pid in gate_children)
         if others:
             self._reap_orphans(gate_children)

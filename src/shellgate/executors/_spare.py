@@ -15,7 +15,12 @@ Rules that keep it equivalent to a fresh spawn:
 
 * At most one idle spare per executor. A call takes it (it is then that call's
   leader, never another's) and a new one is started on the event loop's next
-  turn after the call ended, off the call's path.
+  turn after the call ended, off the call's path. (Started during the call
+  instead, it cost that call more than it saved: ratio 1.44 against 1.36 in
+  one process, docs/performance.md.)
+* An idle spare is a child of the gate that belongs to no call (its pid is in
+  ``_spawn.IDLE_SPARES`` until a call takes it): a call's look for what it left
+  behind skips it, so one call's end is not slowed by the next call's spare.
 * A spare is used only in the process and on the thread that started it: its
   parent-death signal follows that thread, and a forked child of the gate does
   not own it.
@@ -48,7 +53,7 @@ import socket
 import threading
 from collections.abc import Mapping, Sequence
 
-from shellgate.executors._spawn import SUPERVISOR_FD, Child, prepare_output
+from shellgate.executors._spawn import IDLE_SPARES, SUPERVISOR_FD, Child, prepare_output
 
 log = logging.getLogger("shellgate.executors")
 
@@ -153,6 +158,7 @@ class Spare:
             os.set_blocking(fd, False)
         prepare_output(out_r)
         prepare_output(err_r)
+        IDLE_SPARES.add(pid)
         return cls(tuple(argv), pid, (out_r, err_r), status_r, request_w)
 
     def hand(self, request: bytes) -> Child | None:
@@ -162,6 +168,7 @@ class Spare:
         request did not fit in one write, and a request cut short lacks its end
         mark, which the spare refuses (exit 126) before anything runs.
         """
+        IDLE_SPARES.discard(self.pid)  # a call's from here on
         try:
             written = os.write(self.request_w, request)
         except OSError:  # EPIPE: it died idle; EAGAIN: a buffer too small for any of it
@@ -175,6 +182,7 @@ class Spare:
     def discard(self) -> None:
         """SIGKILL the spare's group (it and its waiting command: nothing of a
         call runs there), reap both, and close our ends."""
+        IDLE_SPARES.discard(self.pid)
         if self.owner[0] == os.getpid():  # a forked gate's copy is not its parent
             Child(self.pid, self.fds, None).kill()
         for fd in (*self.fds, self.status_r, self.request_w):

@@ -27,6 +27,11 @@ POLL_S = 0.01  # retry interval for a leader said to have exited, at most
 #: Where a supervising helper (``sg-exec --subreaper``) finds its status pipe.
 SUPERVISOR_FD = 3
 
+#: This process's idle spare supervisors (``_spare``): children of the gate that
+#: belong to no call yet (nothing of a call runs below them), which a call's look
+#: for what it left behind skips.
+IDLE_SPARES: set[int] = set()
+
 _READ_BYTES = 64 * 1024  # per pipe read (see _on_readable)
 _PIPE_BYTES = 1024 * 1024  # pipe capacity we ask for
 
