@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from shellgate.executors import _hardening
-from shellgate.executors._procfs import children, read_proc
+from shellgate.executors._procfs import children, read_proc, stat_fields
 from shellgate.executors._spare import REQUEST_MAX
 from shellgate.executors._spawn import IDLE_SPARES
 from shellgate.executors.local import LocalExecutor
@@ -99,8 +99,8 @@ async def test_a_spare_killed_while_idle_is_reaped_and_the_call_spawns_afresh(
     spare = await settled(executor)
     waiting = await forked(spare)
     os.killpg(spare, signal.SIGKILL)
-    # Both gone (a zombie holds no pipe): one still exiting would take the request.
-    assert wait_until(lambda: not {spare, waiting} & set(_alive_children()), 5)
+    # Both gone (a zombie holds no descriptor): one still exiting would take the request.
+    assert wait_until(lambda: _ended(spare) and _ended(waiting), 5)
     seen = [read_proc(f"/proc/{pid}/stat") for pid in (spare, waiting)]  # for a failure
     result = await executor.run(ExecRequest(command="echo $PPID; exit 3"))
     assert result.exit_code == 3, (seen, result.signal, result.stderr.text)
@@ -159,15 +159,11 @@ async def test_closing_the_executor_lets_the_spare_go(tmp_path: Path) -> None:
     assert executor._spares.idle is None
 
 
-def _alive_children() -> list[int]:
-    """Children of this process and of theirs (a killed spare's command is
-    orphaned to us, a subreaper), zombies left out."""
-    found = []
-    for pid in children(os.getpid()) + [k for p in children(os.getpid()) for k in children(p)]:
-        stat = read_proc(f"/proc/{pid}/stat")
-        if stat and stat.rsplit(b")", 1)[1].split()[0] != b"Z":
-            found.append(pid)
-    return found
+def _ended(pid: int) -> bool:
+    """Gone, or a zombie (which holds no descriptor any more)."""
+    fields = stat_fields(pid)
+    return fields is None or fields[0] == "Z"
+
 
 
 async def test_another_process_cannot_slip_a_request_to_the_waiting_spare(
