@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -23,6 +24,7 @@ import pytest
 from shellgate.executors import _hardening
 from shellgate.executors._procfs import children, read_proc, stat_fields
 from shellgate.executors._spare import Spare, encode_request
+from shellgate.executors._spawn import IDLE_SPARES
 from tests.conftest import reap_orphans, wait_until, zombie_children
 
 pytestmark = pytest.mark.skipif(
@@ -39,9 +41,12 @@ def spare_argv(binary: Path, nofile: int = 0, *extra: str) -> list[str]:
 
 def finish(spare: Spare, request: bytes | None) -> tuple[int, bytes, bytes]:
     """Send ``request`` (None: none at all), wait; (exit code, stdout, stderr)."""
+    IDLE_SPARES.discard(spare.pid)  # this test's, not a gate's
+    spare.request.setblocking(True)
     if request is not None:
-        os.write(spare.request_w, request)
-    os.close(spare.request_w)
+        spare.request.sendall(request)  # the spare reads as it comes, however long
+    spare.request.shutdown(socket.SHUT_WR)
+    spare.request.close()
     _, status = os.waitpid(spare.pid, 0)
     outputs = []
     for fd in spare.fds:
@@ -121,14 +126,7 @@ def test_a_malformed_request_runs_nothing(
 ) -> None:
     assert callable(build)
     request: bytes = build(str(tmp_path), _touching(tmp_path))
-    spare = Spare.start(spare_argv(helper_binary))
-    if len(request) > 60_000:  # more than the pipe holds: write it as the spare reads
-        writer = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=spare.request_w)
-        os.close(spare.request_w)
-        spare.request_w = os.open(os.devnull, os.O_WRONLY)
-        writer.communicate(request)
-        request = b""
-    code, _, err = finish(spare, request)
+    code, _, err = finish(Spare.start(spare_argv(helper_binary)), request)
     assert code == 126, (name, err)
     assert b"shellgate: cannot harden the command (request" in err, err
     assert not (tmp_path / "ran").exists()
@@ -156,7 +154,7 @@ def test_a_stop_before_the_request_ends_the_spare_as_killed(
     request = encode_request(str(tmp_path), _touching(tmp_path), {})
     assert request is not None
     with contextlib.suppress(BrokenPipeError):  # the waiting command is gone already
-        os.write(spare.request_w, request)
+        spare.request.send(request, socket.MSG_NOSIGNAL)
     code, _, _ = finish(spare, None)
     assert code == -signal.SIGTERM
     assert not (tmp_path / "ran").exists()

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import resource
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -200,3 +203,119 @@ async def test_another_process_cannot_slip_a_request_to_the_waiting_spare(
     legit = await executor.run(ExecRequest(command="echo $PPID"))
     assert int(legit.stdout.text) == spare_pid  # the next call ran under it, as itself
     assert not (tmp_path / "slipped").exists()
+
+
+async def test_the_command_takes_the_gates_umask_of_its_call(executor: LocalExecutor) -> None:
+    """The spare inherited the umask it started with; its command takes the one
+    the gate has when the call comes (as a fresh spawn would)."""
+    await executor.run(ExecRequest(command="true"))
+    spare = await settled(executor)
+    old = os.umask(0o077)
+    try:
+        result = await executor.run(ExecRequest(command="echo $PPID; umask"))
+    finally:
+        os.umask(old)
+    ppid, mask = result.stdout.text.split()
+    assert (int(ppid), mask) == (spare, "0077")
+
+
+async def test_a_spare_started_before_the_limits_changed_is_let_go(
+    executor: LocalExecutor,
+) -> None:
+    """A host that changes its process state between calls (limits here; its
+    credentials, groups, affinity, nice likewise): the call spawns afresh and
+    takes the state as it is now."""
+    await executor.run(ExecRequest(command="true"))
+    spare = await settled(executor)
+    soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    new = 0 if soft != 0 else min(4096, hard) if hard != resource.RLIM_INFINITY else 4096
+    resource.setrlimit(resource.RLIMIT_CORE, (new, hard))
+    try:
+        result = await executor.run(ExecRequest(command="echo $PPID; ulimit -c"))
+    finally:
+        resource.setrlimit(resource.RLIMIT_CORE, (soft, hard))
+    ppid, core = result.stdout.text.split()
+    assert int(ppid) != spare
+    assert core == str(new // 1024 if new else 0) or (new and core == str(new // 512))
+    assert spare not in children(os.getpid())  # let go and reaped
+
+
+HOST = """
+import asyncio, os, signal, sys, time
+from pathlib import Path
+from shellgate.executors.local import LocalExecutor
+from shellgate.executors.requests import ExecRequest
+from tests.conftest import make_config
+
+async def main():
+    ex = LocalExecutor(make_config(Path(sys.argv[1])))
+    await ex.open()
+    await ex.run(ExecRequest(command="true"))
+    await asyncio.sleep(0)
+    assert ex._spares.idle is not None
+    {between}
+    started = time.monotonic()
+    result = await ex.run(ExecRequest(command="id -u; echo ran", timeout_ms=20000))
+    print(repr(result.stdout.text), result.exit_code, round(time.monotonic() - started, 3))
+    sys.stdout.flush()
+    {after}
+    await ex.aclose()
+
+asyncio.run(main())
+"""
+
+
+def run_host(tmp_path: Path, between: str, after: str = "pass", home: Path | None = None) -> str:
+    """Run HOST with ``between`` before its second call; its printed result."""
+    root = Path(__file__).resolve().parents[2]
+    script = tmp_path / "host.py"
+    script.write_text(HOST.replace("{between}", between).replace("{after}", after))
+    env = {**os.environ, "PYTHONPATH": f"{root / 'src'}:{root}"}
+    done = subprocess.run(
+        [sys.executable, str(script), str(home or tmp_path)],
+        capture_output=True, text=True, timeout=60, env=env, cwd=root, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="dropping root needs root")
+def test_a_host_that_drops_root_runs_the_next_call_as_its_new_user(tmp_path: Path) -> None:
+    """Red team: the spare started as root; the host then became nobody. The call
+    must run as nobody, and letting the root spare go must not hang the host
+    (it may no longer signal it: the request's EOF ends it)."""
+    home = Path(tempfile.mkdtemp(prefix="sg-drop-", dir="/var/tmp"))  # nobody can enter it
+    try:
+        (home / "ws").mkdir()
+        os.chmod(home / "ws", 0o777)  # noqa: S103 - the dropped host's workspace
+        os.chmod(home, 0o755)  # noqa: S103
+        drop = "os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)"
+        out = run_host(tmp_path, drop, home=home)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    text, code, seconds = out.rsplit(" ", 2)
+    assert (text, code) == ("'65534\\nran\\n'", "0")
+    assert float(seconds) < 10  # a hang would be the test's timeout
+
+
+def test_a_fork_of_the_host_does_not_hold_the_next_call(tmp_path: Path) -> None:
+    """Red team: a fork of the gate (multiprocessing's default start method) holds
+    a copy of the request socket; the request must still end when the gate says so."""
+    fork = "child = os.fork()\n    if child == 0:\n        time.sleep(8); os._exit(0)"
+    out = run_host(tmp_path, fork, after="os.kill(child, signal.SIGKILL); os.waitpid(child, 0)")
+    text, code, seconds = out.rsplit(" ", 2)
+    assert (text.split("\\n")[-2], code) == ("ran", "0")
+    assert float(seconds) < 4  # held until the fork exits, it would take 8 s
+
+
+def test_a_dead_spare_cannot_kill_a_host_that_restored_sigpipe(tmp_path: Path) -> None:
+    """Red team: the spare died idle and the host gave SIGPIPE its default action
+    (a common CLI idiom): handing it the call must not end the host."""
+    kill = (
+        "signal.signal(signal.SIGPIPE, signal.SIG_DFL)\n"
+        "    os.killpg(ex._spares.idle.pid, signal.SIGKILL)\n"
+        "    time.sleep(0.3)"
+    )
+    out = run_host(tmp_path, kill)
+    text, code, _ = out.rsplit(" ", 2)
+    assert (text.split("\\n")[-2], code) == ("ran", "0")

@@ -102,7 +102,7 @@ def _helper_features(helper: str) -> str | None:
     """What this helper binary can do here: "spare", "subreaper", "full", "basic" or None.
 
     "spare": it can also wait, started ahead of its call, for that call's
-    workdir, command and environment on a pipe (``--request``, see ``_spare``);
+    workdir, command and environment on a socket (``--request``, see ``_spare``);
     "subreaper": it can also stay as the call's supervisor (``--subreaper``);
     "full": it enters the workdir and closes descriptors (``--chdir``,
     ``--close-fds``); "basic": only the hardening; None: it cannot run at all.
@@ -216,7 +216,7 @@ class Hardening:
 
         Everything :meth:`prefix` with a workdir and a status descriptor does,
         but the workdir, the command and its environment come later, on the
-        request pipe at ``status fd + 1`` (:mod:`shellgate.executors._spare`).
+        request socket at ``status fd + 1`` (:mod:`shellgate.executors._spare`).
         """
         assert self.spares, "this helper cannot wait for a call"
         assert self.helper is not None

@@ -23,7 +23,12 @@ Rules that keep it equivalent to a fresh spawn:
   behind skips it, so one call's end is not slowed by the next call's spare.
 * A spare is used only in the process and on the thread that started it: its
   parent-death signal follows that thread, and a forked child of the gate does
-  not own it.
+  not own it; and only while the gate's credentials, groups, limits, affinity
+  and nice value are what they were when it started (:func:`process_state`):
+  a host that dropped root since gets a fresh spawn as its new user. The
+  command takes the gate's umask as it is when the call comes.
+* The request is shut down after its write, so a fork of the host holding a
+  copy of our end cannot hold the call, and sent with ``MSG_NOSIGNAL``.
 * The request travels over a Unix socket, which unlike a pipe no other process
   of the user can open through ``/proc/<gate>/fd`` to slip its own request in.
 * A request that would not fit the socket in one non-blocking write (over
@@ -48,6 +53,7 @@ import contextlib
 import fcntl
 import logging
 import os
+import resource
 import signal
 import socket
 import threading
@@ -102,22 +108,58 @@ def _high(fd: int) -> int:
     return moved
 
 
+def process_state() -> tuple[object, ...]:
+    """What a spare inherits from the gate that the host may change between calls
+    and that a fresh spawn would take as it is then: credentials, supplementary
+    groups, resource limits, CPU affinity and nice value (about 8 µs).
+
+    The umask the spare's command takes from the gate when its call comes
+    (sg-exec.c reads it from ``/proc/PPID/status``); the rest of a fresh spawn's
+    inheritance comes from the configuration or is reset.
+    """
+    return (
+        os.getresuid(),
+        os.getresgid(),
+        tuple(sorted(os.getgroups())),
+        tuple(resource.getrlimit(limit) for limit in _RLIMITS),
+        frozenset(os.sched_getaffinity(0)),
+        os.getpriority(os.PRIO_PROCESS, 0),
+    )
+
+
+_RLIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
+
+
 class Spare:
-    """One idle supervisor: its pid, our ends of its pipes, and what it was started with."""
+    """One idle supervisor: its pid, our ends of its pipes and socket, and what it
+    was started with."""
 
     def __init__(
-        self, argv: tuple[str, ...], pid: int, fds: tuple[int, int], status_r: int, request_w: int
+        self,
+        argv: tuple[str, ...],
+        pid: int,
+        fds: tuple[int, int],
+        status_r: int,
+        request: socket.socket,
+        state: tuple[object, ...],
     ) -> None:
         self.argv = argv
         self.pid = pid
         self.fds = fds
         self.status_r = status_r
-        self.request_w = request_w
+        self.request = request
+        self.state = state
         self.owner = (os.getpid(), threading.get_ident())
+
+    @property
+    def request_w(self) -> int:
+        """Our end of the request socket (its descriptor)."""
+        return self.request.fileno()
 
     @classmethod
     def start(cls, argv: Sequence[str]) -> Spare:
         """Spawn ``argv`` (``Hardening.spare_argv``) as ``spawn_child`` spawns a call."""
+        state = process_state()
         opened: list[int] = []
         try:
             for _ in range(3):
@@ -154,12 +196,18 @@ class Spare:
             raise
         for fd in (out_w, err_w, status_w, request_r):
             os.close(fd)
-        for fd in (request_w, status_r):
-            os.set_blocking(fd, False)
-        prepare_output(out_r)
-        prepare_output(err_r)
+        ours_end = socket.socket(fileno=request_w)
+        spare = cls(tuple(argv), pid, (out_r, err_r), status_r, ours_end, state)
+        try:
+            spare.request.setblocking(False)
+            os.set_blocking(status_r, False)
+            prepare_output(out_r)
+            prepare_output(err_r)
+        except BaseException:
+            spare.discard()
+            raise
         IDLE_SPARES.add(pid)
-        return cls(tuple(argv), pid, (out_r, err_r), status_r, request_w)
+        return spare
 
     def hand(self, request: bytes) -> Child | None:
         """Give the spare its call; the call's :class:`Child`, or None (spawn afresh).
@@ -170,22 +218,36 @@ class Spare:
         """
         IDLE_SPARES.discard(self.pid)  # a call's from here on
         try:
-            written = os.write(self.request_w, request)
+            # MSG_NOSIGNAL: a spare that died idle is EPIPE here, never a SIGPIPE
+            # that would end a host that gave SIGPIPE its default action.
+            written = self.request.send(request, socket.MSG_NOSIGNAL)
         except OSError:  # EPIPE: it died idle; EAGAIN: a buffer too small for any of it
             written = -1
         if written != len(request):
             self.discard()
             return None
-        os.close(self.request_w)  # its EOF: the request is whole
+        self._end_request()
         return Child(self.pid, self.fds, None, self.status_r, prepared=True)
 
+    def _end_request(self) -> None:
+        """The request's EOF for the spare, even where a fork of the gate holds a
+        copy of our end (closing ours alone would not end it then)."""
+        with contextlib.suppress(OSError):
+            self.request.shutdown(socket.SHUT_WR)
+        self.request.close()
+
     def discard(self) -> None:
-        """SIGKILL the spare's group (it and its waiting command: nothing of a
-        call runs there), reap both, and close our ends."""
+        """Let the spare go: its request's EOF ends it (exit 0, its waiting command
+        first), and a SIGKILL to its group makes sure; reap both and close our ends.
+
+        The EOF comes first: a host that has dropped its privileges since the
+        spare started may no longer signal it, and then the EOF alone ends it.
+        """
         IDLE_SPARES.discard(self.pid)
+        self._end_request()
         if self.owner[0] == os.getpid():  # a forked gate's copy is not its parent
             Child(self.pid, self.fds, None).kill()
-        for fd in (*self.fds, self.status_r, self.request_w):
+        for fd in (*self.fds, self.status_r):
             with contextlib.suppress(OSError):
                 os.close(fd)
 
@@ -203,8 +265,15 @@ class Spares:
         spare, self._idle = self._idle, None
         if spare is None:
             return None
-        if spare.argv != tuple(argv) or spare.owner != (os.getpid(), threading.get_ident()):
-            spare.discard()  # other limits (a reload), another thread, a forked gate
+        if (
+            spare.argv != tuple(argv)
+            or spare.owner != (os.getpid(), threading.get_ident())
+            or spare.state != process_state()
+        ):
+            # Other limits (a reload), another thread, a forked gate, or a host
+            # that changed its credentials, limits or scheduling since (say, it
+            # dropped root): the spare would run the call as the gate was then.
+            spare.discard()
             return None
         return spare.hand(request)
 

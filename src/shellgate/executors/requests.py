@@ -73,7 +73,7 @@ class SpawnPlan:
     ``_process.SUPERVISOR_FD`` (needs ``enters_workdir``). ``spare``: the argv
     of a supervisor started ahead of its call (``sg-exec --request``, see
     ``_spare``) that may run this call instead of ``argv``: the same helper and
-    hardening, given the workdir, ``command`` and environment on a pipe.
+    hardening, given the workdir, ``command`` and environment on a socket.
     """
 
     argv: list[str]

@@ -50,7 +50,8 @@
  * opened through /proc by another process of the user):
  * "DIR\0ARGC\0ARG...\0ENV...\0\0"
  * read to EOF (every field NUL-terminated, then an empty one, so that a request
- * cut short never reads as a shorter one), enters DIR and execs. A malformed or
+ * cut short never reads as a shorter one), enters DIR, takes the gate's umask
+ * as it is then (from /proc/PPID/status) and execs. A malformed or
  * truncated request exits 126 before anything runs; none at all (EOF first)
  * exits 0. A signal to the group before the request has the waiting process
  * die of it, and the supervisor exits as it did, as for any command.
@@ -95,6 +96,7 @@ typedef int pid_t;
 #define SYS_openat 257
 #define SYS_prlimit64 302
 #define SYS_close_range 436
+#define SYS_umask 95
 
 #define AT_FDCWD (-100)
 #define O_WRONLY 01
@@ -195,6 +197,7 @@ static long sys_wait(pid_t pid, int *status, int options) { return sys6(SYS_wait
 static long sys_cloexec(int fd) { return sys6(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC, 0, 0, 0); }
 static long sys_chdir(const char *path) { return sys6(SYS_chdir, (long)path, 0, 0, 0, 0, 0); }
 static long sys_close_range(unsigned first, unsigned last) { return sys6(SYS_close_range, first, last, 0, 0, 0, 0); }
+static long sys_umask(unsigned mask) { return sys6(SYS_umask, mask, 0, 0, 0, 0, 0); }
 static __attribute__((noreturn)) void sys_exit(int code) {
   for (;;) sys6(SYS_exit, code, 0, 0, 0, 0, 0);
 }
@@ -244,6 +247,7 @@ __attribute__((naked, noreturn)) void _start(void) {
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -296,6 +300,7 @@ static long sys_spawn(long (*fn)(void *), void *arg) {
 static long sys_wait(pid_t pid, int *status, int options) { return R(wait4(pid, status, options, NULL)); }
 static long sys_cloexec(int fd) { return R(fcntl(fd, F_SETFD, FD_CLOEXEC)); }
 static long sys_chdir(const char *path) { return R(chdir(path)); }
+static long sys_umask(unsigned mask) { return (long)umask((mode_t)mask); }
 static long sys_close_range(unsigned first, unsigned last) {
 #ifdef SYS_close_range
   return R(syscall(SYS_close_range, first, last, 0));
@@ -732,6 +737,49 @@ static void receive_request(int fd, char ***cmd, char ***envp) {
   *envp = request_envp;
 }
 
+/* A spare's command takes the gate's umask as it is when the call comes (the
+   spare inherited it when it started): "Umask:" in /proc/GATE/status, octal.
+   Unreadable (no /proc), the inherited one stays, as everything else the
+   supervisor needs /proc for. */
+static void take_umask(const char *gate) {
+  char path[48];
+  int n = 0;
+  for (const char *c = "/proc/"; *c; c++) path[n++] = *c;
+  for (const char *c = gate; *c && n < 32; c++) path[n++] = *c;
+  for (const char *c = "/status"; *c; c++) path[n++] = *c;
+  path[n] = 0;
+  long fd = sys_open_read(path);
+  if (fd < 0) return;
+  char buf[4096];
+  long got = 0;
+  for (;;) {
+    long r = sys_read((int)fd, buf + got, sizeof buf - 1 - (size_t)got);
+    if (r == -EINTR) continue;
+    if (r <= 0) break;
+    got += r;
+    if ((size_t)got == sizeof buf - 1) break;
+  }
+  sys_close((int)fd);
+  buf[got < 0 ? 0 : got] = 0;
+  const char *key = "\nUmask:";
+  for (long i = 0; i + 8 < got; i++) {
+    int k = 0;
+    while (key[k] && buf[i + k] == key[k]) k++;
+    if (key[k]) continue;
+    long at = i + k;
+    while (buf[at] == ' ' || buf[at] == '\t') at++;
+    unsigned mask = 0;
+    int digits = 0;
+    while (buf[at] >= '0' && buf[at] <= '7' && digits < 4) {
+      mask = mask * 8 + (unsigned)(buf[at] - '0');
+      at++;
+      digits++;
+    }
+    if (digits > 0 && (buf[at] == '\n' || buf[at] == 0)) sys_umask(mask & 0777);
+    return;
+  }
+}
+
 /* ARGV: sg-exec's own (the limits in argv[2..7]); CMD and ENVP: what to exec,
    or, in a spare, what REQUEST (a descriptor, else -1) will say. */
 struct command { unsigned long mask; long supervisor; char **argv, **cmd, **envp; int request; };
@@ -746,7 +794,10 @@ static long command_child(void *arg) {
   if (sys_getppid() != c->supervisor) return 137; /* the supervisor is gone already */
   harden(c->argv);
   char **cmd = c->cmd, **envp = c->envp;
-  if (c->request >= 0) receive_request(c->request, &cmd, &envp);
+  if (c->request >= 0) {
+    receive_request(c->request, &cmd, &envp);
+    take_umask(c->argv[1]);
+  }
   return run_command(cmd, envp);
 }
 
