@@ -52,7 +52,7 @@ def use_variant(variant: str, monkeypatch: pytest.MonkeyPatch) -> str:
         from shellgate.executors.local import LocalExecutor
 
         async def spare_at_open(self: LocalExecutor) -> None:
-            spare = self._spare_argv(self.config.executor.limits)
+            spare = self._spare_argv(self.config.executor.limits, self._drop_caps())
             assert spare is not None, "this helper cannot wait for a call"
             self._spares.refill_soon(spare)
 

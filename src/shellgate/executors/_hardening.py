@@ -219,13 +219,9 @@ class Hardening:
         request socket at ``status fd + 1`` (:mod:`shellgate.executors._spare`).
         """
         assert self.spares, "this helper cannot wait for a call"
-        assert self.helper is not None
-        nums = _limit_numbers(limits)
-        status, request = str(SUPERVISOR_FD), str(SUPERVISOR_FD + 1)
-        return [
-            self.helper, "--close-fds", "--subreaper", status, "--request", request,
-            str(os.getpid()), *map(str, nums), "1" if drop_caps else "0", "--",
-        ]  # fmt: skip
+        return self.prefix(
+            limits, drop_caps=drop_caps, status_fd=SUPERVISOR_FD, request_fd=SUPERVISOR_FD + 1
+        )
 
     def prefix(
         self,
@@ -235,6 +231,7 @@ class Hardening:
         cgroup_procs: str | None = None,
         workdir: str | None = None,
         status_fd: int | None = None,
+        request_fd: int | None = None,
     ) -> list[str]:
         """argv prefix that applies pdeathsig, no_new_privs, rlimits (and caps).
 
@@ -243,6 +240,9 @@ class Hardening:
         :attr:`enters_workdir`): enter it and close every descriptor above stderr,
         so the spawn itself needs neither. ``status_fd`` (only where
         :attr:`supervises`): stay as the call's supervisor, reporting there.
+        ``request_fd`` (only with ``status_fd`` and no ``workdir``, where
+        :attr:`spares`): start ahead of the call, closing every other descriptor,
+        and take its workdir and command from there (:meth:`spare_argv`).
         """
         nums = _limit_numbers(limits)
         if self.helper is not None:
@@ -250,6 +250,12 @@ class Hardening:
             enter = ["--chdir", workdir, "--close-fds"] if workdir is not None else []
             supervise = ["--subreaper", str(status_fd)] if status_fd is not None else []
             assert status_fd is None or self.supervises, "this helper cannot supervise"
+            if request_fd is not None:
+                assert status_fd is not None, "a spare is its call's supervisor"
+                assert workdir is None, "a spare's workdir comes with its request"
+                assert self.spares, "this helper cannot wait for a call"
+                enter = ["--close-fds"]
+                supervise += ["--request", str(request_fd)]
             return [
                 self.helper,
                 *join,
@@ -264,6 +270,7 @@ class Hardening:
         assert self.prlimit is not None
         assert workdir is None, "setpriv cannot enter a workdir; check enters_workdir"
         assert status_fd is None, "setpriv cannot supervise; check supervises"
+        assert request_fd is None, "setpriv cannot wait for a call; check spares"
         caps = ["--bounding-set", "-all", "--inh-caps", "-all", "--ambient-caps", "-all"]
         trampoline = (
             ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', cgroup_procs]

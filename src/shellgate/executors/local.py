@@ -24,17 +24,18 @@ class LocalExecutor(Executor):
     def _drop_caps(self) -> bool:
         return self.config.executor.drop_capabilities and os.geteuid() == 0
 
-    def _spare_argv(self, limits: Limits) -> tuple[str, ...] | None:
+    def _spare_argv(self, limits: Limits, drop_caps: bool) -> tuple[str, ...] | None:
         if not self.hardening.spares:
             return None
-        return tuple(self.hardening.spare_argv(limits, drop_caps=self._drop_caps()))
+        return tuple(self.hardening.spare_argv(limits, drop_caps=drop_caps))
 
     def _spawn_plan(self, spec: ExecSpec) -> SpawnPlan:
         fast = self.hardening.enters_workdir
         supervised = self.hardening.supervises
+        drop = self._drop_caps()
         prefix = self.hardening.prefix(
             spec.limits,
-            drop_caps=self._drop_caps(),
+            drop_caps=drop,
             workdir=str(spec.cwd) if fast else None,
             status_fd=SUPERVISOR_FD if supervised else None,
         )
@@ -43,6 +44,6 @@ class LocalExecutor(Executor):
             argv=[*prefix, *command],
             enters_workdir=fast,
             supervised=supervised,
-            spare=self._spare_argv(spec.limits),
+            spare=self._spare_argv(spec.limits, drop),
             command=tuple(command),
         )
