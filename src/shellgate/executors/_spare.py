@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import logging
 import os
 import resource
@@ -59,7 +58,7 @@ import socket
 import threading
 from collections.abc import Mapping, Sequence
 
-from shellgate.executors._spawn import IDLE_SPARES, SUPERVISOR_FD, Child, prepare_output
+from shellgate.executors._spawn import IDLE_SPARES, SUPERVISOR_FD, Child, above, prepare_output
 
 log = logging.getLogger("shellgate.executors")
 
@@ -92,20 +91,6 @@ def encode_request(workdir: str, argv: Sequence[str], env: Mapping[str, str]) ->
         raise ValueError("embedded null byte")
     request = os.fsencode(text) + b"\0\0"  # the last field's end, then an empty one: the end mark
     return request if len(request) <= REQUEST_MAX else None
-
-
-def _high(fd: int) -> int:
-    """``fd`` itself, or a close-on-exec copy above the spare's own numbers.
-
-    posix_spawn's dup2 onto the number a descriptor already has would leave it
-    close-on-exec, and one onto a number another source still holds would
-    clobber it; sources from 5 up have neither problem.
-    """
-    if fd > _REQUEST_FD:
-        return fd
-    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, _REQUEST_FD + 1)
-    os.close(fd)
-    return moved
 
 
 def process_state() -> tuple[object, ...]:
@@ -170,7 +155,7 @@ class Spare:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             opened += (theirs.detach(), ours.detach())  # close-on-exec, as every fd here
             for index, fd in enumerate(opened):
-                opened[index] = _high(fd)
+                opened[index] = above(fd, _REQUEST_FD)
             out_r, out_w, err_r, err_w, status_r, status_w, request_r, request_w = opened
             pid = os.posix_spawn(
                 argv[0],

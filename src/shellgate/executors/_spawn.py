@@ -132,11 +132,28 @@ def _status_pipe() -> tuple[int, int]:
     posix_spawn's dup2 onto the same number would leave it close-on-exec.
     """
     r, w = os.pipe2(os.O_CLOEXEC)
-    if w == SUPERVISOR_FD:
-        moved = fcntl.fcntl(w, fcntl.F_DUPFD_CLOEXEC, SUPERVISOR_FD + 1)
+    try:
+        w = above(w, SUPERVISOR_FD)
+    except BaseException:
+        os.close(r)
         os.close(w)
-        w = moved
+        raise
     return r, w
+
+
+def above(fd: int, taken: int) -> int:
+    """``fd`` itself if its number is above ``taken``, else a close-on-exec copy
+    that is (``fd`` then closed; left open if the copy fails).
+
+    posix_spawn's dup2 onto the number a descriptor already has would leave it
+    close-on-exec, and one onto a number another source still holds would
+    clobber it: sources above every target number have neither problem.
+    """
+    if fd > taken:
+        return fd
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, taken + 1)
+    os.close(fd)
+    return moved
 
 
 def spawn_child(
